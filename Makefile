@@ -1,0 +1,39 @@
+# The two set-up commands of README.md: `make run` and `make test`. Each creates .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+INDEX ?= index
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: setup run test lint index bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip==26.0.1
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Build the index from seeds/ when there is none yet.
+$(INDEX)/CURRENT: | $(STAMP)
+	$(BIN)/pubsearch index --index $(INDEX) seeds
+
+index: $(STAMP)
+	$(BIN)/pubsearch index --index $(INDEX) seeds
+
+run: $(STAMP) $(INDEX)/CURRENT
+	$(BIN)/pubsearch query --index $(INDEX) "batch size" --facets
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info

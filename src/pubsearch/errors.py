@@ -1,0 +1,51 @@
+"""One error hierarchy. The CLI and the web layer translate these; nothing else should escape.
+
+``UsageError`` subclasses are the caller's mistake (exit status 2, HTTP 400); the rest are
+problems with files or the index (exit status 1).
+"""
+
+from __future__ import annotations
+
+
+class PubsearchError(Exception):
+    """Base class for every error pubsearch reports to a person."""
+
+
+class UsageError(PubsearchError):
+    """The request itself is wrong: a bad query, parameter or option value."""
+
+
+class QuerySyntaxError(UsageError):
+    """The query text cannot be understood (unknown field, unbalanced range, too long...)."""
+
+
+class ParameterError(UsageError):
+    """A parameter other than the query text is out of range or malformed."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+
+
+class RecordNotFoundError(UsageError):
+    """No record has the requested id."""
+
+
+class IndexMissingError(PubsearchError):
+    """There is no index where one was expected, or it holds no records."""
+
+
+class IndexLockedError(PubsearchError):
+    """Another process is writing the index."""
+
+
+class IndexCorruptError(PubsearchError):
+    """The index exists but cannot be read."""
+
+
+class ReadError(PubsearchError):
+    """A source file cannot be read at all. ``where`` is ``path`` or ``path:line``."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where

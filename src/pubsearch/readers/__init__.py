@@ -1,0 +1,13 @@
+"""Readers turn source files into :class:`~pubsearch.records.Record` values.
+
+Each reader is a generator ``read_x(stream_lines, origin, report) -> Iterator[Record]``.
+Problems with one block or line go to a :class:`ReadReport` (file and line named) and the
+reader carries on; a file that cannot be read at all raises :class:`~pubsearch.errors.ReadError`.
+"""
+
+from __future__ import annotations
+
+from pubsearch.readers.report import ReadProblem, ReadReport
+from pubsearch.readers.sources import FORMATS, read_paths
+
+__all__ = ["FORMATS", "ReadProblem", "ReadReport", "read_paths"]
