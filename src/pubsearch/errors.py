@@ -49,3 +49,7 @@ class ReadError(PubsearchError):
     def __init__(self, where: str, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
+
+
+class NothingToIndexError(PubsearchError):
+    """The sources held no readable record, so the index was left as it was."""

@@ -1,0 +1,386 @@
+"""The ``pubsearch`` command line: parse, call the library, format. No search logic here."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pubsearch import export
+from pubsearch.config import ENV_INDEX, resolve_index_dir
+from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError, UsageError
+from pubsearch.indexing import IndexSummary, build_index, update_index
+from pubsearch.querying import parse_year
+from pubsearch.readers import FORMATS, ReadReport, read_paths
+from pubsearch.records import Record
+from pubsearch.searching import (
+    DEFAULT_FACET_SIZE,
+    SORT_ORDERS,
+    Hit,
+    SearchRequest,
+    SearchResults,
+    SearchService,
+    html_to_plain,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PubsearchCLIError(click.ClickException):
+    """One line on stderr; exit status 1."""
+
+
+class PubsearchUsageError(click.ClickException):
+    """One line on stderr (no usage text); exit status 2."""
+
+    exit_code = 2
+
+
+def reports_errors(func: F) -> F:
+    """Turn library errors into one-line messages with the right exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UsageError as exc:
+            raise PubsearchUsageError(str(exc)) from None
+        except PubsearchError as exc:
+            raise PubsearchCLIError(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def index_option(func: F) -> F:
+    return click.option(
+        "--index",
+        "index_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=f"Index directory. Default: ${ENV_INDEX}, else ./index.",
+    )(func)
+
+
+def _index_dir(option: Path | None) -> Path:
+    return resolve_index_dir(option, os.environ)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="pubsearch")
+def main() -> None:
+    """Search scientific publication records: full text, fields and facets.
+
+    \b
+    Example:
+        pubsearch index seeds/
+        pubsearch query "batch size" --facets
+    """
+
+
+# -- index ---------------------------------------------------------------------------------
+
+
+@main.command("index")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True, path_type=Path))
+@index_option
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Add or replace records (by id, arXiv id, DOI or title+year) instead of rebuilding.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="Source format; 'auto' detects it from each file's content.",
+)
+@reports_errors
+def index_command(paths: tuple[Path, ...], index_dir: Path | None, update: bool, fmt: str) -> None:
+    """Index publication records from files or directories (default: seeds/).
+
+    Builds into a new directory and swaps it in when complete, so the previous index keeps
+    answering if anything goes wrong. Gzipped files are read transparently; '-' reads stdin.
+
+    \b
+    Example:
+        pubsearch index seeds/
+        pubsearch index --update new-records.jsonl.gz
+    """
+    target = _index_dir(index_dir)
+    sources: list[Path] = list(paths) or [Path("seeds")]
+    report = ReadReport()
+    failed: list[ReadError] = []
+
+    def file_failed(error: ReadError) -> None:
+        failed.append(error)
+        click.echo(f"error: {error}", err=True)
+
+    started = time.monotonic()
+    records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
+    with _progress(records) as counted:
+        if update:
+            summary = update_index(target, _require_records(counted, report))
+        else:
+            summary = build_index(target, _require_records(counted, report))
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
+    if failed:
+        sys.exit(1)
+
+
+class _Progress:
+    """Counts records as they pass; shows a bar with records/s on a terminal."""
+
+    def __init__(self, records: Iterator[Record]) -> None:
+        self._records = records
+        self._bar: Any = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(unit=" records", desc="reading", file=sys.stderr, leave=False)
+
+    def __iter__(self) -> Iterator[Record]:
+        for record in self._records:
+            if self._bar is not None:
+                self._bar.update(1)
+            yield record
+        if self._bar is not None:
+            self._bar.set_description("writing")
+            self._bar.refresh()
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _progress(records: Iterator[Record]) -> _Progress:
+    return _Progress(records)
+
+
+def _require_records(records: _Progress, report: ReadReport) -> Iterator[Record]:
+    """Pass records through; refuse to replace an index with nothing."""
+    seen = False
+    for record in records:
+        seen = True
+        yield record
+    if not seen:
+        raise NothingToIndexError(
+            f"no records read from {report.files} readable file(s); the index was left unchanged"
+        )
+
+
+def _summary_line(
+    summary: IndexSummary, report: ReadReport, failed: list[ReadError], target: Path, secs: float
+) -> str:
+    skipped = len(report.problems)
+    where = ""
+    if skipped:
+        shown = ", ".join(p.where for p in report.problems[:5])
+        where = f" ({shown}{', ...' if skipped > 5 else ''})"
+    parts = [
+        f"{'updated' if summary.replaced or summary.total != summary.indexed else 'indexed'} "
+        f"{summary.indexed:,} records",
+        f"{summary.duplicates_merged:,} duplicates merged",
+    ]
+    if summary.replaced:
+        parts.append(f"{summary.replaced:,} replaced")
+    parts.append(f"{skipped:,} blocks skipped{where}")
+    if failed:
+        parts.append(f"{len(failed):,} files unreadable")
+    parts.append(f"{summary.total:,} in {target} ({secs:.1f} s)")
+    return "; ".join(parts)
+
+
+# -- query ---------------------------------------------------------------------------------
+
+
+@main.command("query")
+@click.argument("text", required=False, default="")
+@click.option("--author", "authors", multiple=True, help="Only this author (repeat for OR).")
+@click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
+@click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
+@click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
+@click.option("--limit", default=10, show_default=True, help="Results per page (1 to 100).")
+@click.option("--page", default=1, show_default=True, help="Page number, from 1.")
+@click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
+@click.option(
+    "--facet-size",
+    default=DEFAULT_FACET_SIZE,
+    show_default=True,
+    help="Most values listed per facet.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "jsonl", "csv"]),
+    default="text",
+    show_default=True,
+    help="Output format. json is the same structure as the web API's /api/search.",
+)
+@index_option
+@reports_errors
+def query_command(
+    text: str,
+    authors: tuple[str, ...],
+    subjects: tuple[str, ...],
+    year: str | None,
+    sort: str,
+    limit: int,
+    page: int,
+    facets: bool,
+    facet_size: int,
+    fmt: str,
+    index_dir: Path | None,
+) -> None:
+    """Search the index. TEXT uses the query syntax in README.md; plain words just work.
+
+    \b
+    Example:
+        pubsearch query "batch size" --facets
+        pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
+        pubsearch query --author "Yang You" --subject cs.LG --sort newest
+    """
+    request = SearchRequest(
+        q=text,
+        authors=authors,
+        subjects=subjects,
+        year=parse_year(year, "--year") if year is not None else None,
+        sort=sort,  # type: ignore[arg-type]  # click.Choice checked it
+        page=page,
+        page_size=limit,
+        facets=facets,
+        facet_size=facet_size,
+    )
+    service = SearchService(_index_dir(index_dir))
+    try:
+        results = service.search(request)
+    finally:
+        service.close()
+    if fmt == "json":
+        click.echo(export.to_json(export.results_to_dict(results)))
+    elif fmt == "jsonl":
+        click.echo(export.hits_to_jsonl(results.hits), nl=False)
+    elif fmt == "csv":
+        click.echo(export.hits_to_csv(results.hits), nl=False)
+    else:
+        _print_results(results)
+
+
+def _highlighted(fragment: str) -> str:
+    """Terminal form of an HTML snippet: matches in bold (plain when piped)."""
+    out = []
+    for i, part in enumerate(fragment.split("<mark>")):
+        if i == 0:
+            out.append(html_to_plain(part))
+            continue
+        matched, _, rest = part.partition("</mark>")
+        out.append(click.style(html_to_plain(matched), bold=True) + html_to_plain(rest))
+    return "".join(out)
+
+
+def _print_hit(hit: Hit) -> None:
+    click.echo(f"{hit.rank:>3}. " + _highlighted(hit.title_html))
+    meta = [str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
+    meta.append(" ".join(hit.subjects))
+    meta.append(hit.id)
+    click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
+    if hit.snippet:
+        click.echo("     " + _highlighted(hit.snippet))
+    click.echo()
+
+
+def _print_results(results: SearchResults) -> None:
+    req = results.request
+    if results.total == 0:
+        click.echo(f"No results for {req.q!r}." if req.q else "No results.")
+        if results.suggestion:
+            click.echo(f"Did you mean: {results.suggestion}")
+    else:
+        first = results.hits[0].rank if results.hits else 0
+        last = results.hits[-1].rank if results.hits else 0
+        shown = f"{first}-{last} of " if results.hits else "page beyond the last; "
+        click.echo(
+            f"{shown}{results.total:,} results"
+            + (f" for {req.q!r}" if req.q else "")
+            + f" (page {req.page} of {results.pages}, {results.took_ms:.0f} ms)\n"
+        )
+        for hit in results.hits:
+            _print_hit(hit)
+    if results.facets:
+        click.echo(click.style("Facets", bold=True))
+        for name, values in results.facets.items():
+            listed = ", ".join(f"{'*' if v.selected else ''}{v.value} ({v.count})" for v in values)
+            click.echo(f"  {name}: {listed or '-'}")
+
+
+# -- show and stats ------------------------------------------------------------------------
+
+
+@main.command("show")
+@click.argument("record_id")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@index_option
+@reports_errors
+def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
+    """Print one whole record by its id (as shown in query results)."""
+    service = SearchService(_index_dir(index_dir))
+    try:
+        record = service.record(record_id)
+    finally:
+        service.close()
+    if fmt == "json":
+        click.echo(export.to_json(export.record_to_dict(record)))
+        return
+    click.echo(click.style(record.title, bold=True))
+    rows = [
+        ("id", record.id),
+        ("year", str(record.year or "")),
+        ("authors", "; ".join(record.authors)),
+        ("subjects", " ".join(record.subjects)),
+        ("source", record.source),
+        ("url", record.url or ""),
+        ("doi", record.doi or ""),
+        ("read from", ", ".join(record.origins)),
+    ]
+    for label, value in rows:
+        if value:
+            click.echo(f"{label + ':':<11}{value}")
+    click.echo()
+    click.echo(record.abstract or "(no abstract)")
+
+
+@main.command("stats")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--top", default=10, show_default=True, help="How many authors and subjects.")
+@index_option
+@reports_errors
+def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
+    """Record count and overviews of authors, years and subjects."""
+    target = _index_dir(index_dir)
+    service = SearchService(target)
+    try:
+        stats = service.stats(top=max(1, top))
+    finally:
+        service.close()
+    if fmt == "json":
+        click.echo(export.to_json(export.stats_to_dict(stats)))
+        return
+    click.echo(f"index:     {target} ({stats.generation}, {stats.size_bytes / 1e6:.1f} MB)")
+    click.echo(f"records:   {stats.records:,}")
+    click.echo(f"authors:   {stats.authors:,} distinct")
+    click.echo(f"subjects:  {stats.subjects:,} distinct")
+    years = ", ".join(f"{y}: {c}" for y, c in stats.years.items())
+    click.echo(f"years:     {years or '-'}")
+    click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))
+    click.echo("top subjects: " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_subjects))

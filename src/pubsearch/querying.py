@@ -1,0 +1,121 @@
+"""From what people type to a Whoosh query: the only place query text is parsed.
+
+Plain words must just work; the syntax is Whoosh's (AND, OR, NOT, ``-word``, "phrases",
+``field:value``, ``year:[2019 TO 2021]``, ``year:>2019``, wildcards) plus ``year:2019..2021``
+and arXiv's short field names (``ti:``, ``abs:``, ``au:``, ``cat:``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from whoosh import qparser
+from whoosh import query as wq
+from whoosh.fields import Schema
+
+from pubsearch.errors import ParameterError, QuerySyntaxError
+from pubsearch.schema import FIELD_ALIASES, QUERY_FIELDS, TITLE_BOOST
+
+# Bounds on the work one query may cause.
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_TERMS = 64
+
+_YEAR_SPAN = re.compile(r"\byear:(\d{4})\.\.(\d{4})\b")
+_FIELD_PREFIX = re.compile(r"(?<![\w.])([A-Za-z_]\w*):(?=[^\s/])")
+_YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
+
+SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
+
+
+@dataclass(frozen=True)
+class YearRange:
+    """Inclusive range of years; either end may be open."""
+
+    start: int | None
+    end: int | None
+
+    def __str__(self) -> str:
+        if self.start == self.end and self.start is not None:
+            return str(self.start)
+        return f"{self.start or ''}..{self.end or ''}"
+
+
+def parse_year(text: str, name: str = "year") -> YearRange:
+    """``2021``, ``2019..2021``, ``2019..`` or ``..2021``; raises ParameterError otherwise."""
+    text = text.strip()
+    match = re.fullmatch(r"(\d{4})?(?:(\.\.)(\d{4})?)?", text)
+    if not text or not match or (match.group(2) is None and match.group(1) is None):
+        raise ParameterError(
+            name, f"expected a year like 2021 or a range like 2019..2021, got {text!r}"
+        )
+    start = int(match.group(1)) if match.group(1) else None
+    end = start if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
+    if start is not None and end is not None and start > end:
+        raise ParameterError(name, f"range {text!r} ends before it starts")
+    return YearRange(start, end)
+
+
+def _plugins_parser(schema: Schema, group: type[qparser.syntax.GroupNode]) -> qparser.QueryParser:
+    parser = qparser.MultifieldParser(
+        ["title", "abstract"],
+        schema,
+        fieldboosts={"title": TITLE_BOOST, "abstract": 1.0},
+        group=group,
+    )
+    # A field prefix must be followed by its value ("Note: this" is two words).
+    parser.replace_plugin(
+        qparser.FieldsPlugin(expr=r"(?P<text>\w+|[*]):(?=[^\s/])", remove_unknown=False)
+    )
+    # "-word" excludes, "+word" requires; a hyphen inside a word ("2D-3D") is not an operator.
+    parser.replace_plugin(
+        qparser.PlusMinusPlugin(
+            plusexpr=r"(?:^|(?<=[\s(]))\+(?=\S)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\S)"
+        )
+    )
+    parser.add_plugin(qparser.GtLtPlugin())
+    aliases: dict[str, list[str]] = {}
+    for short, full in FIELD_ALIASES.items():
+        aliases.setdefault(full, []).append(short)
+    parser.add_plugin(qparser.FieldAliasPlugin(aliases))
+    return parser
+
+
+def check_query_text(text: str) -> None:
+    """Reject text no query can come from, with a message that says why."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise QuerySyntaxError(
+            f"query is {len(text)} characters long; at most {MAX_QUERY_CHARS} are allowed"
+        )
+    for match in _FIELD_PREFIX.finditer(text):
+        field = match.group(1)
+        if field.lower() not in SEARCHABLE_FIELDS and field.lower() not in FIELD_ALIASES:
+            raise QuerySyntaxError(
+                f"unknown field {field!r} in query (fields: {', '.join(QUERY_FIELDS)})"
+            )
+    if text.count("[") != text.count("]") or text.count("{") != text.count("}"):
+        raise QuerySyntaxError("unbalanced range brackets in query (e.g. year:[2019 TO 2021])")
+    for match in _YEAR_VALUE.finditer(text):
+        raise QuerySyntaxError(
+            f"year:{match.group(1)} is not a year (use year:2021, year:2019..2021 or year:>2019)"
+        )
+
+
+def parse_query(text: str, schema: Schema) -> wq.Query | None:
+    """The Whoosh query for ``text``; ``None`` for text with nothing to search for.
+
+    Words combine with AND. Raises QuerySyntaxError for text that cannot be a query.
+    """
+    text = text.strip()
+    if not text:
+        return None
+    check_query_text(text)
+    text = _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
+    parser = _plugins_parser(schema, qparser.AndGroup)
+    query = parser.parse(text)
+    if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
+        return None
+    terms = sum(1 for _ in query.leaves())
+    if terms > MAX_QUERY_TERMS:
+        raise QuerySyntaxError(f"query has {terms} terms; at most {MAX_QUERY_TERMS} are allowed")
+    return query

@@ -1,0 +1,70 @@
+"""The Whoosh schema and analyzers, in one place.
+
+Fields people can name in a query are ``title``, ``abstract``, ``author``, ``subject`` and
+``year`` (see :data:`QUERY_FIELDS`); the rest serve filters, facets, updates and display.
+"""
+
+from __future__ import annotations
+
+from whoosh import analysis, columns, fields
+from whoosh.support.charset import accent_map
+
+# A word is a run of letters and digits, with inner dots kept ("u.s", "v1.2").
+WORD_PATTERN = r"\w+(?:['.]?\w+)*"
+
+# Title terms count for more than abstract terms (a BM25F field weight, applied at query time).
+TITLE_BOOST = 2.0
+
+# Separates the values of a multi-valued column (authors, subjects).
+VALUE_SEP = "\x1f"
+
+
+def text_analyzer() -> analysis.Analyzer:
+    """Title and abstract: words, lower case, accents folded, stop words out, Snowball stems."""
+    return (
+        analysis.RegexTokenizer(WORD_PATTERN)
+        | analysis.LowercaseFilter()
+        | analysis.CharsetFilter(accent_map)
+        | analysis.StopFilter(minsize=1)
+        | analysis.PyStemmerFilter("english")
+    )
+
+
+def name_analyzer() -> analysis.Analyzer:
+    """Author names: words, lower case, accents folded; no stemming, no stop words."""
+    return (
+        analysis.RegexTokenizer(r"\w+")
+        | analysis.LowercaseFilter()
+        | analysis.CharsetFilter(accent_map)
+    )
+
+
+def build_schema() -> fields.Schema:
+    """The schema every pubsearch index is created with."""
+    return fields.Schema(
+        id=fields.ID(stored=True, unique=True),
+        # Identity keys (arXiv id, DOI, title+year) so that --update merges the same paper.
+        keys=fields.KEYWORD(commas=True),
+        # spelling=True keeps unstemmed words for did-you-mean.
+        title=fields.TEXT(analyzer=text_analyzer(), stored=True, spelling=True),
+        abstract=fields.TEXT(analyzer=text_analyzer(), stored=True, spelling=True),
+        # Searchable author words (author:you, author:"yang you"); the display list is stored.
+        author=fields.TEXT(analyzer=name_analyzer(), stored=True),
+        # Exact, folded full names for the --author filter.
+        author_key=fields.KEYWORD(commas=True),
+        # Subject codes, case-insensitive (subject:cs.lg, subject:cs.*).
+        subject=fields.KEYWORD(lowercase=True, commas=True, stored=True),
+        year=fields.NUMERIC(int, bits=16, stored=True, sortable=True, signed=False),
+        # Facet values per document, read in bulk when counting facets.
+        author_facet=fields.COLUMN(columns.VarBytesColumn()),
+        subject_facet=fields.COLUMN(columns.VarBytesColumn()),
+        source=fields.STORED(),
+        origins=fields.STORED(),
+        arxiv_id=fields.STORED(),
+        doi=fields.STORED(),
+    )
+
+
+# Names a query may use, with the arXiv-style short forms people type.
+QUERY_FIELDS = ("title", "abstract", "author", "subject", "year")
+FIELD_ALIASES = {"ti": "title", "abs": "abstract", "au": "author", "cat": "subject"}

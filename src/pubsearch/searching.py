@@ -1,0 +1,411 @@
+"""The search service shared by the command line and the web page.
+
+:class:`SearchService` turns a :class:`SearchRequest` into :class:`SearchResults`. It keeps
+one Whoosh searcher per thread, reused while the index is unchanged and reopened when a
+new generation is published, and one :class:`~pubsearch.facets.FacetTable` per generation.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from whoosh import highlight, sorting
+from whoosh import query as wq
+from whoosh.index import Index
+from whoosh.searching import Hit as WhooshHit
+from whoosh.searching import Searcher
+
+from pubsearch import storage
+from pubsearch.errors import ParameterError, RecordNotFoundError
+from pubsearch.facets import BoolArray, FacetTable, MultiValued
+from pubsearch.indexing import author_key, record_from_stored
+from pubsearch.querying import YearRange, parse_query
+from pubsearch.records import MARK_END, MARK_START, Record, fold
+
+SortOrder = Literal["relevance", "newest", "oldest"]
+SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
+FACET_NAMES = ("author", "year", "subject")
+
+MAX_PAGE_SIZE = 100
+MAX_RESULT_DEPTH = 10_000  # page * page_size
+DEFAULT_FACET_SIZE = 20
+SNIPPET_CHARS = 240
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """Everything that decides a results page; the same parameters as the CLI and the URL."""
+
+    q: str = ""
+    authors: tuple[str, ...] = ()
+    subjects: tuple[str, ...] = ()
+    year: YearRange | None = None
+    sort: SortOrder = "relevance"
+    page: int = 1
+    page_size: int = 10
+    facets: bool = False
+    facet_size: int = DEFAULT_FACET_SIZE
+
+    def __post_init__(self) -> None:
+        if self.sort not in SORT_ORDERS:
+            raise ParameterError("sort", f"must be one of {', '.join(SORT_ORDERS)}")
+        if self.page < 1:
+            raise ParameterError("page", "must be a positive integer")
+        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+            raise ParameterError("page_size", f"must be between 1 and {MAX_PAGE_SIZE}")
+        if self.page * self.page_size > MAX_RESULT_DEPTH:
+            raise ParameterError(
+                "page", f"results beyond the first {MAX_RESULT_DEPTH:,} are not served"
+            )
+        if not 1 <= self.facet_size <= 1000:
+            raise ParameterError("facet_size", "must be between 1 and 1000")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One record in a results page. ``snippet`` and ``title_html`` are HTML: the record's
+    text escaped, matched words in ``<mark>``."""
+
+    rank: int
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...]
+    year: int | None
+    subjects: tuple[str, ...]
+    source: str
+    url: str | None
+    score: float | None  # None when not ranked by relevance
+    snippet: str
+    title_html: str
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    value: str
+    count: int
+    selected: bool
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    request: SearchRequest
+    total: int
+    hits: tuple[Hit, ...]
+    facets: dict[str, tuple[FacetValue, ...]] | None
+    took_ms: float
+    suggestion: str | None = None
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.request.page_size))
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    records: int
+    generation: str
+    size_bytes: int
+    years: dict[int, int]
+    top_authors: tuple[FacetValue, ...]
+    top_subjects: tuple[FacetValue, ...]
+    authors: int
+    subjects: int
+
+
+def marked_to_html(text: str) -> str:
+    """Escape ``text`` and turn highlight marks into ``<mark>`` elements."""
+    return html.escape(text).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>")
+
+
+def html_to_plain(fragment: str) -> str:
+    """The text of a snippet produced by :func:`marked_to_html`, without markup."""
+    return html.unescape(fragment.replace("<mark>", "").replace("</mark>", ""))
+
+
+class _MarkFormatter(highlight.Formatter):  # type: ignore[misc]  # whoosh is Any to mypy
+    """Wraps matched words in private-use marks; escaping is left to the renderer."""
+
+    between = " \u2026 "
+
+    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
+        return MARK_START + str(highlight.get_text(text, token, replace)) + MARK_END
+
+
+@dataclass
+class _Snapshot:
+    """A searcher on one generation, owned by one thread."""
+
+    generation: str
+    index: Index
+    searcher: Searcher
+
+
+@dataclass
+class _Generation:
+    name: str
+    index: Index
+    facets: FacetTable | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class SearchService:
+    """Searches one index directory. Safe to share between threads."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self._lock = threading.Lock()
+        self._generation: _Generation | None = None
+        self._local = threading.local()
+        self._snippets = highlight.Highlighter(
+            fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=70),
+            formatter=_MarkFormatter(),
+        )
+        self._titles = highlight.Highlighter(
+            fragmenter=highlight.WholeFragmenter(), formatter=_MarkFormatter()
+        )
+
+    # -- index and searcher lifecycle ------------------------------------------------------
+
+    def _current_generation(self) -> _Generation:
+        live = storage.current_generation(self.index_dir)
+        with self._lock:
+            gen = self._generation
+            if gen is None or live is None or gen.name != live.name:
+                name, index = storage.open_current(self.index_dir)
+                gen = self._generation = _Generation(name, index)
+            return gen
+
+    def _searcher(self) -> tuple[_Generation, Searcher]:
+        gen = self._current_generation()
+        snap: _Snapshot | None = getattr(self._local, "snapshot", None)
+        if snap is None or snap.generation != gen.name:
+            if snap is not None:
+                snap.searcher.close()
+            snap = _Snapshot(gen.name, gen.index, gen.index.searcher())
+            self._local.snapshot = snap
+        return gen, snap.searcher
+
+    def _facet_table(self, gen: _Generation, searcher: Searcher) -> FacetTable:
+        with gen.lock:
+            if gen.facets is None:
+                gen.facets = FacetTable.build(searcher.reader())
+            return gen.facets
+
+    def close(self) -> None:
+        snap: _Snapshot | None = getattr(self._local, "snapshot", None)
+        if snap is not None:
+            snap.searcher.close()
+            self._local.snapshot = None
+
+    # -- searching -------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchResults:
+        started = time.perf_counter()
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        query = parse_query(request.q, searcher.schema)
+
+        text_mask = self._query_mask(searcher, query, table)
+        filters = self._filter_masks(request, table)
+        final = text_mask.copy()
+        for mask in filters.values():
+            final &= mask
+        total = int(final.sum())
+
+        hits = self._page(searcher, query, request, final, filters, total)
+        facets = self._facets(request, table, text_mask, filters) if request.facets else None
+        suggestion = self._suggest(searcher, request, query) if total == 0 else None
+        took = (time.perf_counter() - started) * 1000
+        return SearchResults(request, total, hits, facets, round(took, 2), suggestion)
+
+    def _query_mask(
+        self, searcher: Searcher, query: wq.Query | None, table: FacetTable
+    ) -> BoolArray:
+        if query is None:
+            return table.live.copy()
+        mask = np.zeros(table.size, dtype=np.bool_)
+        docs = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
+        mask[docs] = True
+        return mask & table.live
+
+    def _filter_masks(self, request: SearchRequest, table: FacetTable) -> dict[str, BoolArray]:
+        masks: dict[str, BoolArray] = {}
+        if request.authors:
+            masks["author"] = table.authors.docs_with_any([author_key(a) for a in request.authors])
+        if request.subjects:
+            masks["subject"] = table.subjects.docs_with_any([fold(s) for s in request.subjects])
+        if request.year is not None:
+            masks["year"] = table.year_mask(request.year.start, request.year.end)
+        return masks
+
+    def _page(
+        self,
+        searcher: Searcher,
+        query: wq.Query | None,
+        request: SearchRequest,
+        final: BoolArray,
+        filters: dict[str, BoolArray],
+        total: int,
+    ) -> tuple[Hit, ...]:
+        first = (request.page - 1) * request.page_size
+        if first >= total:
+            return ()
+        allowed = set(np.flatnonzero(final).tolist()) if filters else None
+        sortedby: Any = None
+        if request.sort == "newest" or (request.sort == "relevance" and query is None):
+            sortedby = [sorting.FieldFacet("year", reverse=True), sorting.ScoreFacet()]
+        elif request.sort == "oldest":
+            sortedby = [sorting.FieldFacet("year"), sorting.ScoreFacet()]
+        results = searcher.search(
+            query if query is not None else wq.Every(),
+            limit=first + request.page_size,
+            filter=allowed,
+            sortedby=sortedby,
+            terms=query is not None,
+        )
+        hits = []
+        for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
+            hits.append(self._hit(whoosh_hit, first + offset + 1, query is not None))
+        return tuple(hits)
+
+    def _hit(self, hit: WhooshHit, rank: int, highlight_terms: bool) -> Hit:
+        record = record_from_stored(hit.fields())
+        snippet = ""
+        title_html = ""
+        if highlight_terms:
+            snippet = self._snippets.highlight_hit(hit, "abstract", top=2)
+            title_html = marked_to_html(self._titles.highlight_hit(hit, "title", top=1))
+        return Hit(
+            rank=rank,
+            id=record.id,
+            title=record.title,
+            abstract=record.abstract,
+            authors=record.authors,
+            year=record.year,
+            subjects=record.subjects,
+            source=record.source,
+            url=record.url,
+            score=round(float(hit.score), 4) if isinstance(hit.score, (int, float)) else None,
+            snippet=marked_to_html(snippet) if snippet else html.escape(_lead(record.abstract)),
+            title_html=title_html or html.escape(record.title),
+        )
+
+    def _facets(
+        self,
+        request: SearchRequest,
+        table: FacetTable,
+        text_mask: BoolArray,
+        filters: dict[str, BoolArray],
+    ) -> dict[str, tuple[FacetValue, ...]]:
+        """Disjunctive counts: each facet counted with every filter but its own applied."""
+
+        def base_for(name: str) -> BoolArray:
+            mask = text_mask.copy()
+            for other, fmask in filters.items():
+                if other != name:
+                    mask &= fmask
+            return mask
+
+        size = request.facet_size
+        out: dict[str, tuple[FacetValue, ...]] = {}
+        out["author"] = _multi_facet(
+            table.authors, base_for("author"), [author_key(a) for a in request.authors], size
+        )
+        years = table.count_years(base_for("year"))
+        yr = request.year
+        out["year"] = tuple(
+            FacetValue(
+                str(y),
+                c,
+                yr is not None
+                and (yr.start is None or y >= yr.start)
+                and (yr.end is None or y <= yr.end),
+            )
+            for y, c in sorted(years.items(), reverse=True)
+        )
+        out["subject"] = _multi_facet(
+            table.subjects, base_for("subject"), [fold(s) for s in request.subjects], size
+        )
+        return out
+
+    def _suggest(
+        self, searcher: Searcher, request: SearchRequest, query: wq.Query | None
+    ) -> str | None:
+        if query is None:
+            return None
+        try:
+            corrected = searcher.correct_query(query, request.q)
+        except (ValueError, KeyError, TypeError):
+            return None
+        if corrected.query == query or corrected.string == request.q:
+            return None
+        if not any(True for _ in searcher.docs_for_query(corrected.query)):
+            return None
+        return str(corrected.string)
+
+    # -- records and stats -----------------------------------------------------------------
+
+    def record(self, record_id: str) -> Record:
+        _, searcher = self._searcher()
+        stored = searcher.document(id=record_id)
+        if stored is None:
+            raise RecordNotFoundError(f"no record with id {record_id!r}")
+        return record_from_stored(stored)
+
+    def iter_records(self) -> Iterator[Record]:
+        _, searcher = self._searcher()
+        for stored in searcher.reader().all_stored_fields():
+            yield record_from_stored(stored)
+
+    def stats(self, top: int = 10) -> IndexStats:
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        live = table.live
+        size = sum(p.stat().st_size for p in (self.index_dir / gen.name).iterdir() if p.is_file())
+        return IndexStats(
+            records=int(live.sum()),
+            generation=gen.name,
+            size_bytes=size,
+            years=dict(sorted(table.count_years(live).items())),
+            top_authors=_multi_facet(table.authors, live, [], top),
+            top_subjects=_multi_facet(table.subjects, live, [], top),
+            authors=int((table.authors.count(live) > 0).sum()),
+            subjects=int((table.subjects.count(live) > 0).sum()),
+        )
+
+
+def _multi_facet(
+    values: MultiValued, docs: BoolArray, selected_keys: list[str], size: int
+) -> tuple[FacetValue, ...]:
+    counts = values.count(docs)
+    selected_ids = [values.ids_by_key[k] for k in selected_keys if k in values.ids_by_key]
+    order = np.flatnonzero(counts)
+    # Highest count first, then by label; only the top `size`, plus every selected value.
+    if len(order) > size:
+        top = order[np.argpartition(-counts[order], size - 1)[:size]]
+    else:
+        top = order
+    chosen = set(top.tolist()) | set(selected_ids)
+    ranked = sorted(chosen, key=lambda v: (-int(counts[v]), values.labels[v].casefold()))
+    out = [FacetValue(values.labels[v], int(counts[v]), v in selected_ids) for v in ranked]
+    # Selected values unknown to the index still show, so that they can be removed.
+    known = {fold(fv.value) for fv in out}
+    for key in selected_keys:
+        if key not in values.ids_by_key and key not in known:
+            out.append(FacetValue(key, 0, True))
+    return tuple(out)
+
+
+def _lead(text: str, limit: int = SNIPPET_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > 0 else limit] + " \u2026"
