@@ -45,7 +45,7 @@ def parse_year(text: str, name: str = "year") -> YearRange:
     """``2021``, ``2019..2021``, ``2019..`` or ``..2021``; raises ParameterError otherwise."""
     text = text.strip()
     match = re.fullmatch(r"(\d{4})?(?:(\.\.)(\d{4})?)?", text)
-    if not text or not match or (match.group(2) is None and match.group(1) is None):
+    if not match or (match.group(1) is None and match.group(3) is None):
         raise ParameterError(
             name, f"expected a year like 2021 or a range like 2019..2021, got {text!r}"
         )
