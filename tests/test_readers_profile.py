@@ -151,3 +151,22 @@ def test_page_without_attribution_line_is_not_a_profile(tmp_path: Path) -> None:
     path.write_text("just some notes\nnothing here\n", "utf-8")
     with pytest.raises(ReadError, match="unrecognised format"):
         read(path)
+
+
+def test_lines_ending_in_a_year_inside_a_record_do_not_start_one(tmp_path: Path) -> None:
+    path = tmp_path / "p.txt"
+    path.write_text(
+        page(
+            "Ada One",
+            block(2020, "Cosmology 2020", "We trained models in Spring 2019"),
+            "Semantic Scholar 2021\n\nTwo-word Source\n\nText.\n\ncs.LG\u2197",
+        ),
+        "utf-8",
+    )
+    records, report = read(path)
+    assert report.problems == []
+    assert [(r.title, r.source, r.year) for r in records] == [
+        ("Cosmology 2020", "arXiv", 2020),
+        ("Two-word Source", "Semantic Scholar", 2021),
+    ]
+    assert records[0].abstract == "We trained models in Spring 2019"
