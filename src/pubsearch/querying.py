@@ -27,6 +27,15 @@ _YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
 
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
 
+# What Whoosh's query parser raises on input it cannot take apart.
+_PARSER_FAILURES = (IndexError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
+
+def _words_only(text: str) -> str:
+    """``text`` with every operator character removed, for a plain-words fallback."""
+    return _NOT_WORD.sub(" ", text)
+
 
 @dataclass(frozen=True)
 class YearRange:
@@ -112,7 +121,11 @@ def parse_query(text: str, schema: Schema) -> wq.Query | None:
     check_query_text(text)
     text = _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
     parser = _plugins_parser(schema, qparser.AndGroup)
-    query = parser.parse(text)
+    try:
+        query = parser.parse(text)
+    except _PARSER_FAILURES:
+        # Whoosh's parser trips over some operator soup ("<0", ...): search the words.
+        query = parser.parse(_words_only(text))
     if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
         return None
     terms = sum(1 for _ in query.leaves())
