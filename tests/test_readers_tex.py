@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pubsearch.readers.tex import normalize_author, tex_to_unicode
 
@@ -111,3 +113,19 @@ def test_normalize_author(name: str, expected: str) -> None:
 def test_tex_and_unicode_spellings_of_a_name_are_equal() -> None:
     spellings = [r"C. Bal\'azs", "C. Balázs", "C.  Balázs", r"C. Bal\'{a}zs", r"C. Bal{\'a}zs"]
     assert {normalize_author(s) for s in spellings} == {"C. Balázs"}
+
+
+# Name-like text built from the characters TeX names are made of.
+_NAME_TEXT = st.text(alphabet=st.sampled_from(list("aAeiOsSlLcvuHkdbrt.{}\\'\"`^~=-, $ñé\u0301ß")))
+
+
+@settings(max_examples=500, derandomize=True, database=None)
+@given(_NAME_TEXT)
+def test_normalize_author_is_idempotent_and_nfc(name: str) -> None:
+    once = normalize_author(name)
+    assert normalize_author(once) == once
+    assert unicodedata.is_normalized("NFC", once)
+
+
+def test_normalize_author_composes_after_dropping_braces() -> None:
+    assert normalize_author("A{\u0301}") == "\u00c1"

@@ -170,4 +170,4 @@ def normalize_author(name: str) -> str:
     text = _SPACES.sub(" ", text)
     text = _SPACED_HYPHEN.sub(".-", text)
     text = _JOINED_INITIALS.sub(r"\1. ", text)
-    return text.strip(" ,;")
+    return unicodedata.normalize("NFC", text.strip(" ,;"))
