@@ -146,6 +146,10 @@ def test_any_parameters(
         "title:*",
         'author:"',
         "http://arxiv.org/abs/2101.00001",
+        "0:<0",
+        "title:<0",
+        "ratio 3:1",
+        "*:x",
     ],
 )
 def test_known_hostile_queries(service: SearchService, text: str) -> None:

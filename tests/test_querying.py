@@ -85,6 +85,11 @@ def test_nothing_to_search_for_is_none(text: str) -> None:
         ("year:[2020 TO", "unbalanced"),
         ("year:abc", "not a year"),
         ("x" * (MAX_QUERY_CHARS + 1), "characters long"),
+        ("title:<0", "ranges work on year only"),
+        ("title:[a TO c]", "ranges work on year only"),
+        ("*ing", "at least 2 characters"),
+        ("?atch", "at least 2 characters"),
+        ("b*", "at least 2 characters"),
     ],
 )
 def test_syntax_errors_say_what(text: str, message: str) -> None:
@@ -95,3 +100,8 @@ def test_syntax_errors_say_what(text: str, message: str) -> None:
 def test_too_many_terms() -> None:
     with pytest.raises(QuerySyntaxError, match="terms"):
         parse_query(" ".join(f"w{i}" for i in range(100)), SCHEMA)
+
+
+@pytest.mark.parametrize("text", ["optim*", "ba?ch", "subject:cs.*", "*", "ratio 3:1"])
+def test_bounded_wildcards_and_plain_colons_are_fine(text: str) -> None:
+    assert parse_query(text, SCHEMA) is not None
