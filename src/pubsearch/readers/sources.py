@@ -45,6 +45,8 @@ _SNIFF_LINES = 32  # non-blank lines looked at to choose a format
 _SNIFF_CHARS = 1 << 20
 _MAX_LINE = 64 << 20  # longer lines are refused rather than held in memory
 _GZIP_MAGIC = b"\x1f\x8b"
+# A record with more text than this is not a publication record (a 50 MB "abstract").
+MAX_RECORD_CHARS = 200_000
 _HEAD = 4096
 
 
@@ -198,17 +200,31 @@ def detect_format(first_lines: list[str]) -> str | None:
     return None
 
 
-def _sniff(lines: Iterator[str]) -> list[str]:
-    """The opening lines of ``lines`` (taken from it), enough to choose a format."""
+def _sniff(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
+    """The opening lines of ``lines``, enough to choose a format, and all the lines again.
+
+    A read error among the opening lines is raised only where it happened, after the lines
+    before it have been handed on, so that their records are kept.
+    """
     first: list[str] = []
     non_blank = chars = 0
-    for line in lines:
-        first.append(line)
-        chars += len(line)
-        non_blank += bool(line.strip())
-        if non_blank >= _SNIFF_LINES or chars >= _SNIFF_CHARS:
-            break
-    return first
+    try:
+        for line in lines:
+            first.append(line)
+            chars += len(line)
+            non_blank += bool(line.strip())
+            if non_blank >= _SNIFF_LINES or chars >= _SNIFF_CHARS:
+                break
+    except ReadError as exc:
+        if not any(line.strip() for line in first):
+            raise
+        return first, chain(first, _raise(exc))
+    return first, chain(first, lines)
+
+
+def _raise(error: ReadError) -> Iterator[str]:
+    raise error
+    yield  # a generator, so that the error comes when this point of the stream is read
 
 
 def check_format(fmt: str) -> None:
@@ -227,12 +243,22 @@ def read_file(path: Path, report: ReadReport, fmt: str = "auto") -> Iterator[Rec
     origin = display_name(path)
     with ExitStack() as stack:
         lines = text_lines(open_binary(path, stack), origin)
-        first = _sniff(lines)
+        first, lines = _sniff(lines)
+        if not any(line.strip() for line in first):
+            report.skip(f"{origin}:1", "empty file")
+            return
         name = fmt if fmt != "auto" else detect_format(first)
         if name is None:
             raise ReadError(origin, "unrecognised format (use --format to choose one)")
         report.files += 1
-        for record in FORMATS[name](chain(first, lines), origin, report):
+        for record in FORMATS[name](lines, origin, report):
+            size = len(record.title) + len(record.abstract)
+            if size > MAX_RECORD_CHARS:
+                where = record.origins[0] if record.origins else origin
+                report.skip(
+                    where, f"record of {size:,} characters skipped (at most {MAX_RECORD_CHARS:,})"
+                )
+                continue
             report.records_read += 1
             yield record
 
