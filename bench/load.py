@@ -237,7 +237,7 @@ def main() -> None:
     done = len(tally.latencies)
     half = samples[len(samples) // 2 :] or [rss_start]
     print()
-    print(f"| clients | requests | wall s | req/s | p50 ms | p95 ms | p99 ms | errors |")
+    print("| clients | requests | wall s | req/s | p50 ms | p95 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|---|---|")
     print(
         f"| {args.clients} | {done:,} | {wall:.1f} | {done / wall:.1f} | "
