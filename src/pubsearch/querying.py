@@ -112,7 +112,13 @@ def parse_query(text: str, schema: Schema) -> wq.Query | None:
     check_query_text(text)
     text = _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
     parser = _plugins_parser(schema, qparser.AndGroup)
-    query = parser.parse(text)
+    try:
+        query = parser.parse(text)
+    except IndexError:
+        # Whoosh's GtLtPlugin fails on a comparison with nothing before it ("<script>").
+        raise QuerySyntaxError(
+            "a comparison (< or >) needs a field before it (e.g. year:>2019)"
+        ) from None
     if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
         return None
     terms = sum(1 for _ in query.leaves())
