@@ -211,7 +211,14 @@ def _summary_line(
 @click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
-@click.option("--limit", default=10, show_default=True, help="Results per page (1 to 100).")
+@click.option(
+    "--limit",
+    "--page-size",
+    "limit",
+    default=10,
+    show_default=True,
+    help="Results per page (1 to 100).",
+)
 @click.option("--page", default=1, show_default=True, help="Page number, from 1.")
 @click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
 @click.option(
@@ -223,7 +230,7 @@ def _summary_line(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "jsonl", "csv"]),
+    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex"]),
     default="text",
     show_default=True,
     help="Output format. json is the same structure as the web API's /api/search.",
@@ -250,6 +257,7 @@ def query_command(
         pubsearch query "batch size" --facets
         pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
+        pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
     """
     request = SearchRequest(
         q=text,
@@ -265,9 +273,12 @@ def query_command(
     service = SearchService(_index_dir(index_dir))
     try:
         results = service.search(request)
+        bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
     finally:
         service.close()
-    if fmt == "json":
+    if fmt == "bibtex":
+        click.echo(bibtex, nl=False)
+    elif fmt == "json":
         click.echo(export.to_json(export.results_to_dict(results)))
     elif fmt == "jsonl":
         click.echo(export.hits_to_jsonl(results.hits), nl=False)
