@@ -12,9 +12,15 @@ from typing import Any, TypeVar
 
 import click
 
-from pubsearch import export
+from pubsearch import export, storage
 from pubsearch.config import ENV_INDEX, resolve_index_dir
-from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError, UsageError
+from pubsearch.errors import (
+    IndexCorruptError,
+    NothingToIndexError,
+    PubsearchError,
+    ReadError,
+    UsageError,
+)
 from pubsearch.indexing import IndexSummary, build_index, update_index
 from pubsearch.querying import parse_year
 from pubsearch.readers import FORMATS, ReadReport, read_paths
@@ -395,3 +401,78 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     click.echo(f"years:     {years or '-'}")
     click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))
     click.echo("top subjects: " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_subjects))
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+@main.command("serve")
+@index_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
+    "exposes the page to your network (there is no login: put a proxy in front for that).",
+)
+@click.option(
+    "--port",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one.",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests served at once (each thread keeps its own searcher).",
+)
+@reports_errors
+def serve_command(index_dir: Path | None, host: str, port: int, threads: int) -> None:
+    """Serve the search page and its JSON API (waitress; debug is never on).
+
+    A re-index (pubsearch index) shows up without a restart.
+
+    \b
+    Example:
+        pubsearch serve                      # then open http://127.0.0.1:5000/
+        pubsearch serve --index /data/ix --port 8080
+    """
+    from waitress import create_server
+
+    from pubsearch.web import create_app
+
+    target = _index_dir(index_dir)
+    try:
+        if storage.current_generation(target) is None:
+            click.echo(
+                f"warning: no index at {target} yet; the page answers 503 until one is built "
+                f"(pubsearch index --index {target} PATH)",
+                err=True,
+            )
+    except IndexCorruptError as exc:
+        click.echo(f"warning: {exc}", err=True)
+    server = create_server(create_app(target), host=host, port=port, threads=threads)
+    listening = getattr(server, "effective_listen", None) or [
+        (server.effective_host, server.effective_port)
+    ]
+    for address, bound_port in listening:
+        click.echo(f"Serving {target} on {_browser_url(str(address), int(bound_port))}")
+    click.echo("Press Ctrl-C to stop.")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The URL to open for a listening address (0.0.0.0 is reachable as 127.0.0.1 here)."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
