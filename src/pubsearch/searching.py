@@ -422,7 +422,10 @@ class SearchService:
             text = stored.get(fieldname) or ""
             if not text:
                 continue
-            for word, weight in searcher.key_terms_from_text(fieldname, text, numterms=numterms):
+            key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
+            # Short and numeric terms ("al", "2018") say little about what a paper is about.
+            kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
+            for word, weight in kept[:numterms]:
                 terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
         if not terms:
             return wq.NullQuery
