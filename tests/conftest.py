@@ -7,7 +7,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,12 @@ def running_server(index_dir: Path, log: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def serve() -> Callable[[Path, Path], AbstractContextManager[str]]:
+    """Start `pubsearch serve` of an index: ``with serve(index_dir, log_path) as url: ...``."""
+    return running_server
 
 
 @pytest.fixture(scope="session")
