@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -40,9 +40,9 @@ WIDE = {"width": 1280, "height": 900}
 NARROW = {"width": 320, "height": 720}
 
 
-def find_chromium() -> str | None:
+def find_chromium(environ: Mapping[str, str]) -> str | None:
     for candidate in (
-        os.environ.get("PUBSEARCH_CHROMIUM"),
+        environ.get("PUBSEARCH_CHROMIUM"),
         "/usr/bin/chromium",
         shutil.which("chromium"),
         shutil.which("chromium-browser"),
@@ -52,19 +52,39 @@ def find_chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI", "").lower() == "true":
+def require_chromium(environ: Mapping[str, str], found: str | None) -> str:
+    """The Chromium to drive; skips without one, but fails in CI (CI=true)."""
+    if found is None:
+        if environ.get("CI", "").lower() == "true":
             pytest.fail(HOW_TO_INSTALL + " (CI=true: the browser tests must run)")
         pytest.skip(HOW_TO_INSTALL)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = require_chromium(os.environ, find_chromium(os.environ))
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=executable, headless=True, args=CHROMIUM_ARGS
         )
         yield chromium
         chromium.close()
+
+
+def test_missing_chromium_skips_with_how_to_install_but_fails_in_ci() -> None:
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        require_chromium({}, None)
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        require_chromium({"CI": "true"}, None)
+    assert require_chromium({"CI": "true"}, "/usr/bin/chromium") == "/usr/bin/chromium"
+
+
+def test_pubsearch_chromium_points_at_a_browser(tmp_path: Path) -> None:
+    fake = tmp_path / "my-chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert find_chromium({"PUBSEARCH_CHROMIUM": str(fake)}) == str(fake)
 
 
 def _open_page(browser: Browser, javascript: bool = True, **viewport: int) -> Iterator[Page]:
