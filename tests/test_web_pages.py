@@ -130,6 +130,9 @@ def test_pages_and_page_size(client: FlaskClient) -> None:
 def test_page_past_the_end_says_so(client: FlaskClient) -> None:
     page = text(client, "/?page=9")
     assert "This page is past the last result." in page
+    assert '<a href="/">Go to the first page</a>' in page
+    single = text(client, "/?q=batch+size&page=3")
+    assert '<a href="/?q=batch+size">Go to the first page</a>' in single
 
 
 def test_no_hits_offers_did_you_mean(client: FlaskClient) -> None:

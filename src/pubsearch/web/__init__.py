@@ -148,6 +148,7 @@ def _http_error(exc: HTTPException) -> Response:
     status = exc.code or 500
     title = exc.name[:1] + exc.name[1:].lower()  # "Not Found" -> "Not found", as ours
     response = _error(status, title, exc.description or exc.name)
-    if status == 405 and exc.get_response().headers.get("Allow"):
-        response.headers["Allow"] = exc.get_response().headers["Allow"]
+    allow = exc.get_response().headers.get("Allow")  # set by 405 Method Not Allowed
+    if allow:
+        response.headers["Allow"] = allow
     return response

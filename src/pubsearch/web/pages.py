@@ -136,6 +136,7 @@ class ResultsPage:
     chips: tuple[Chip, ...]
     clear_url: str | None
     pages: tuple[PageLink, ...]
+    first_url: str
     prev_url: str | None
     next_url: str | None
     sorts: tuple[Choice, ...]
@@ -195,6 +196,7 @@ def build_results_page(
         chips=_chips(req, path),
         clear_url=url(urls.without_filters(req)) if _has_filters(req) else None,
         pages=_pages(results, path),
+        first_url=url(replace(req, page=1)),
         prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
         next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
         sorts=tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS),

@@ -28,7 +28,7 @@ from pubsearch.web.urls import search_url
 
 bp = Blueprint("pubsearch", __name__)
 
-# Export routes: extension -> (link label, media type, export writer name).
+# Export routes: extension -> (link label, media type).
 EXPORTS = {
     "bib": ("BibTeX", "application/x-bibtex"),
     "csv": ("CSV", "text/csv"),
@@ -74,7 +74,7 @@ def _render_results(
 ) -> str:
     req = results.request
     broader = None
-    if results.total == 0 and (req.q or req.authors or req.subjects or req.year):
+    if results.total == 0 and (req.q or req.authors or req.subjects or req.year is not None):
         broader = nearest_broader(search, req)
     page = build_results_page(
         results,
