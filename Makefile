@@ -29,8 +29,8 @@ run: $(STAMP) $(INDEX)/CURRENT
 	$(BIN)/pubsearch serve --index $(INDEX) --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests $(wildcard bench)
+	$(BIN)/ruff format --check src tests $(wildcard bench)
 	$(BIN)/mypy
 
 test: lint

@@ -3,4 +3,4 @@
 from pubsearch.cli import main
 
 if __name__ == "__main__":
-    main(prog_name="pubsearch")
+    main()
