@@ -67,6 +67,12 @@ def test_bad_parameter_is_a_400_for_exports(
         assert str(escape(message)) in response.get_data(as_text=True)
 
 
+@pytest.mark.parametrize("q", ["(-)x", "(-)[]", "<script>", ">= 5", "(<x)", "*", "-"])
+def test_operator_soup_is_searched_as_words_not_a_500(client: FlaskClient, q: str) -> None:
+    assert client.get("/", query_string={"q": q}).status_code in (200, 400)
+    assert client.get("/api/search", query_string={"q": q}).status_code in (200, 400)
+
+
 def test_the_query_stays_in_the_search_box_to_be_fixed(client: FlaskClient) -> None:
     page = client.get("/?q=foo%3Abar+%3Cb%3E").get_data(as_text=True)
     assert 'value="foo:bar &lt;b&gt;"' in page
