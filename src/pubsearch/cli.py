@@ -12,9 +12,15 @@ from typing import Any, TypeVar
 
 import click
 
-from pubsearch import export
+from pubsearch import export, storage
 from pubsearch.config import ENV_INDEX, resolve_index_dir
-from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError, UsageError
+from pubsearch.errors import (
+    IndexCorruptError,
+    NothingToIndexError,
+    PubsearchError,
+    ReadError,
+    UsageError,
+)
 from pubsearch.indexing import LOCK_TIMEOUT_SECONDS, IndexSummary, build_index, update_index
 from pubsearch.querying import parse_year
 from pubsearch.readers import FORMATS, ReadReport, read_paths
@@ -220,7 +226,14 @@ def _summary_line(
 @click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
-@click.option("--limit", default=10, show_default=True, help="Results per page (1 to 100).")
+@click.option(
+    "--limit",
+    "--page-size",
+    "limit",
+    default=10,
+    show_default=True,
+    help="Results per page (1 to 100).",
+)
 @click.option("--page", default=1, show_default=True, help="Page number, from 1.")
 @click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
 @click.option(
@@ -232,7 +245,7 @@ def _summary_line(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "jsonl", "csv"]),
+    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex"]),
     default="text",
     show_default=True,
     help="Output format. json is the same structure as the web API's /api/search.",
@@ -259,6 +272,7 @@ def query_command(
         pubsearch query "batch size" --facets
         pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
+        pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
     """
     request = SearchRequest(
         q=text,
@@ -274,9 +288,12 @@ def query_command(
     service = SearchService(_index_dir(index_dir))
     try:
         results = service.search(request)
+        bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
     finally:
         service.close()
-    if fmt == "json":
+    if fmt == "bibtex":
+        click.echo(bibtex, nl=False)
+    elif fmt == "json":
         click.echo(export.to_json(export.results_to_dict(results)))
     elif fmt == "jsonl":
         click.echo(export.hits_to_jsonl(results.hits), nl=False)
@@ -393,3 +410,78 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     click.echo(f"years:     {years or '-'}")
     click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))
     click.echo("top subjects: " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_subjects))
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+@main.command("serve")
+@index_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
+    "exposes the page to your network (there is no login: put a proxy in front for that).",
+)
+@click.option(
+    "--port",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one.",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests served at once (each thread keeps its own searcher).",
+)
+@reports_errors
+def serve_command(index_dir: Path | None, host: str, port: int, threads: int) -> None:
+    """Serve the search page and its JSON API (waitress; debug is never on).
+
+    A re-index (pubsearch index) shows up without a restart.
+
+    \b
+    Example:
+        pubsearch serve                      # then open http://127.0.0.1:5000/
+        pubsearch serve --index /data/ix --port 8080
+    """
+    from waitress import create_server
+
+    from pubsearch.web import create_app
+
+    target = _index_dir(index_dir)
+    try:
+        if storage.current_generation(target) is None:
+            click.echo(
+                f"warning: no index at {target} yet; the page answers 503 until one is built "
+                f"(pubsearch index --index {target} PATH)",
+                err=True,
+            )
+    except IndexCorruptError as exc:
+        click.echo(f"warning: {exc}", err=True)
+    server = create_server(create_app(target), host=host, port=port, threads=threads)
+    listening = getattr(server, "effective_listen", None) or [
+        (server.effective_host, server.effective_port)
+    ]
+    for address, bound_port in listening:
+        click.echo(f"Serving {target} on {_browser_url(str(address), int(bound_port))}")
+    click.echo("Press Ctrl-C to stop.")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The URL to open for a listening address (0.0.0.0 is reachable as 127.0.0.1 here)."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"

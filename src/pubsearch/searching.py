@@ -28,6 +28,7 @@ from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
 from pubsearch.querying import YearRange, parse_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
+from pubsearch.schema import TITLE_BOOST
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
@@ -37,6 +38,8 @@ MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
+# More-like-this: (field, weight, key terms taken from it) for related records.
+RELATED_FIELDS = (("title", TITLE_BOOST, 6), ("abstract", 1.0, 12))
 
 
 @dataclass(frozen=True)
@@ -380,6 +383,53 @@ class SearchService:
             authors=int((table.authors.count(live) > 0).sum()),
             subjects=int((table.subjects.count(live) > 0).sum()),
         )
+
+    # -- related records -------------------------------------------------------------------
+
+    def related(self, record_id: str, request: SearchRequest) -> SearchResults:
+        """The records most like ``record_id``, filtered, sorted and paged like a search.
+
+        "Like" is Whoosh's more-like-this: the key terms of the record's title and abstract,
+        searched for in the same fields of every other record. ``request.q``, when given,
+        narrows the related records further. Raises RecordNotFoundError for an unknown id.
+        """
+        started = time.perf_counter()
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        query = self._more_like_query(searcher, record_id)
+        narrowing = parse_query(request.q, searcher.schema)
+        if narrowing is not None:
+            query = wq.And([query, narrowing])
+
+        text_mask = self._query_mask(searcher, query, table)
+        filters = self._filter_masks(request, table)
+        final = text_mask.copy()
+        for mask in filters.values():
+            final &= mask
+        total = int(final.sum())
+
+        hits = self._page(searcher, query, request, final, filters, total)
+        facets = self._facets(request, table, text_mask, filters) if request.facets else None
+        took = (time.perf_counter() - started) * 1000
+        return SearchResults(request, total, hits, facets, round(took, 2))
+
+    def _more_like_query(self, searcher: Searcher, record_id: str) -> wq.Query:
+        stored = searcher.document(id=record_id)
+        if stored is None:
+            raise RecordNotFoundError(f"no record with id {record_id!r}")
+        terms: list[wq.Query] = []
+        for fieldname, boost, numterms in RELATED_FIELDS:
+            text = stored.get(fieldname) or ""
+            if not text:
+                continue
+            key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
+            # Short and numeric terms ("al", "2018") say little about what a paper is about.
+            kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
+            for word, weight in kept[:numterms]:
+                terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
+        if not terms:
+            return wq.NullQuery
+        return wq.AndNot(wq.Or(terms), wq.Term("id", record_id))
 
 
 def _multi_facet(
