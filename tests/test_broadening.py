@@ -17,7 +17,7 @@ def test_plain_words_only_for_queries_without_syntax() -> None:
 
 
 def test_drops_the_word_that_finds_nothing(service: SearchService) -> None:
-    broader = nearest_broader(service.search, SearchRequest(q="batch size zzzqqq"))
+    broader = nearest_broader(service.count, SearchRequest(q="batch size zzzqqq"))
     assert broader is not None
     assert broader.request.q == "batch size"
     assert broader.change == "without \u201czzzqqq\u201d"
@@ -26,7 +26,7 @@ def test_drops_the_word_that_finds_nothing(service: SearchService) -> None:
 
 def test_drops_a_filter(service: SearchService) -> None:
     request = SearchRequest(q="batch size", subjects=("eess.SY",))
-    broader = nearest_broader(service.search, request)
+    broader = nearest_broader(service.count, request)
     assert broader is not None
     assert broader.request == SearchRequest(q="batch size")
     assert broader.change == "without the subject filter"
@@ -36,7 +36,7 @@ def test_gives_up_a_word_and_a_filter_together_when_one_is_not_enough(
     service: SearchService,
 ) -> None:
     request = SearchRequest(q="zzzqqq batch", year=YearRange(2018, 2018))
-    broader = nearest_broader(service.search, request)
+    broader = nearest_broader(service.count, request)
     assert broader is not None
     assert broader.request == SearchRequest(q="batch")
     assert broader.change == "without \u201czzzqqq\u201d and the year filter"
@@ -44,7 +44,7 @@ def test_gives_up_a_word_and_a_filter_together_when_one_is_not_enough(
 
 def test_keeps_the_page_size_and_sort_but_starts_at_page_one(service: SearchService) -> None:
     request = SearchRequest(q="batch zzzqqq", sort="newest", page=3, page_size=5)
-    broader = nearest_broader(service.search, request)
+    broader = nearest_broader(service.count, request)
     assert broader is not None
     assert (broader.request.sort, broader.request.page, broader.request.page_size) == (
         "newest",
@@ -54,5 +54,5 @@ def test_keeps_the_page_size_and_sort_but_starts_at_page_one(service: SearchServ
 
 
 def test_nothing_to_offer(service: SearchService) -> None:
-    assert nearest_broader(service.search, SearchRequest(q="zzzqqq")) is None
-    assert nearest_broader(service.search, SearchRequest(q="zzzqqq yyyxxx")) is None
+    assert nearest_broader(service.count, SearchRequest(q="zzzqqq")) is None
+    assert nearest_broader(service.count, SearchRequest(q="zzzqqq yyyxxx")) is None

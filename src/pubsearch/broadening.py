@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from pubsearch.searching import SearchRequest, SearchResults
+from pubsearch.searching import SearchRequest
 
 # Word-dropping is only tried for plain words, and for few of them (each is a search).
 _PLAIN_WORD = re.compile(r"[\w][\w\-.']*")
@@ -82,14 +82,15 @@ def _describe(dropped: tuple[str, ...], words: list[str]) -> str:
 
 
 def nearest_broader(
-    search: Callable[[SearchRequest], SearchResults], request: SearchRequest
+    count: Callable[[SearchRequest], int], request: SearchRequest
 ) -> BroaderSearch | None:
-    """The nearest broader search with hits, or None. ``search`` is SearchService.search."""
+    """The nearest broader search with hits, or None. ``count`` is SearchService.count (or
+    any function giving the number of hits of a request)."""
     for step in _candidates(request):
         best: BroaderSearch | None = None
         for change, candidate in step:
             candidate = replace(candidate, page=1)
-            total = search(replace(candidate, page_size=1, facets=False)).total
+            total = count(replace(candidate, page_size=1, facets=False))
             if total and (best is None or total > best.total):
                 best = BroaderSearch(candidate, total, change)
         if best is not None:

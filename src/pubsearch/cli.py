@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from pubsearch import export, storage
+from pubsearch.broadening import BroaderSearch, nearest_broader
 from pubsearch.config import ENV_INDEX, resolve_index_dir
 from pubsearch.errors import (
     IndexCorruptError,
@@ -289,6 +291,9 @@ def query_command(
     try:
         results = service.search(request)
         bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
+        broader = None
+        if fmt == "text" and results.total == 0:
+            broader = nearest_broader(service.count, request)
     finally:
         service.close()
     if fmt == "bibtex":
@@ -300,7 +305,18 @@ def query_command(
     elif fmt == "csv":
         click.echo(export.hits_to_csv(results.hits), nl=False)
     else:
-        _print_results(results)
+        _print_results(results, broader)
+
+
+def _as_command(broader: BroaderSearch) -> str:
+    """The query command that runs ``broader``'s request."""
+    req = broader.request
+    words = ["pubsearch", "query"] + ([req.q] if req.q else [])
+    words += [arg for a in req.authors for arg in ("--author", a)]
+    words += [arg for s in req.subjects for arg in ("--subject", s)]
+    if req.year is not None:
+        words += ["--year", str(req.year)]
+    return shlex.join(words)
 
 
 def _highlighted(fragment: str) -> str:
@@ -326,12 +342,14 @@ def _print_hit(hit: Hit) -> None:
     click.echo()
 
 
-def _print_results(results: SearchResults) -> None:
+def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
     req = results.request
     if results.total == 0:
         click.echo(f"No results for {req.q!r}." if req.q else "No results.")
         if results.suggestion:
             click.echo(f"Did you mean: {results.suggestion}")
+        if broader is not None:
+            click.echo(f"Broader: {broader.change} finds {broader.total:,}: {_as_command(broader)}")
     else:
         first = results.hits[0].rank if results.hits else 0
         last = results.hits[-1].rank if results.hits else 0

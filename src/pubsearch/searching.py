@@ -215,12 +215,7 @@ class SearchService:
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         query = parse_query(request.q, searcher.schema)
-
-        text_mask = self._query_mask(searcher, query, table)
-        filters = self._filter_masks(request, table)
-        final = text_mask.copy()
-        for mask in filters.values():
-            final &= mask
+        text_mask, filters, final = self._masks(searcher, query, request, table)
         total = int(final.sum())
 
         hits = self._page(searcher, query, request, final, filters, total)
@@ -228,6 +223,24 @@ class SearchService:
         suggestion = self._suggest(searcher, request, query) if total == 0 else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(request, total, hits, facets, round(took, 2), suggestion)
+
+    def count(self, request: SearchRequest) -> int:
+        """How many records match ``request``: no hits, facets or suggestion computed."""
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        query = parse_query(request.q, searcher.schema)
+        return int(self._masks(searcher, query, request, table)[2].sum())
+
+    def _masks(
+        self, searcher: Searcher, query: wq.Query | None, request: SearchRequest, table: FacetTable
+    ) -> tuple[BoolArray, dict[str, BoolArray], BoolArray]:
+        """The query's documents, each filter's, and the documents matching all of them."""
+        text_mask = self._query_mask(searcher, query, table)
+        filters = self._filter_masks(request, table)
+        final = text_mask.copy()
+        for mask in filters.values():
+            final &= mask
+        return text_mask, filters, final
 
     def _query_mask(
         self, searcher: Searcher, query: wq.Query | None, table: FacetTable

@@ -55,7 +55,7 @@ def search_page() -> str:
     svc = service()
     req = _search_request()
     results = svc.search(req)
-    return _render_results(results, svc.search, url_for(".search_page"), related=None)
+    return _render_results(results, svc.count, url_for(".search_page"), related=None)
 
 
 @bp.get("/related/<path:record_id>")
@@ -66,16 +66,16 @@ def related_page(record_id: str) -> str:
     search: Search = functools.partial(svc.related, record.id)
     results = search(req)
     path = url_for(".related_page", record_id=record.id)
-    return _render_results(results, search, path, related=record)
+    return _render_results(results, lambda r: search(r).total, path, related=record)
 
 
 def _render_results(
-    results: SearchResults, search: Search, path: str, related: Record | None
+    results: SearchResults, count: Callable[[SearchRequest], int], path: str, related: Record | None
 ) -> str:
     req = results.request
     broader = None
     if results.total == 0 and (req.q or req.authors or req.subjects or req.year is not None):
-        broader = nearest_broader(search, req)
+        broader = nearest_broader(count, req)
     page = build_results_page(
         results,
         path,
