@@ -328,3 +328,82 @@ def test_author_facet_can_be_filtered_by_typing(page: Page, many_authors_server:
         page.locator("#facet-author-list li:visible").first.locator("input").check()
     assert len(url_params(page)["author"]) == 1
     assert total(page) == 1
+
+
+# -- stored and reflected XSS, in the real browser ---------------------------------------------
+
+XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+XSS_RECORDS = [
+    Record(
+        title=f"Batch training {XSS} title",
+        abstract=f"Large batch training abstract {XSS} with x < y && 'quotes' batch.",
+        authors=(f"Eve {XSS}", "O'Neil & Sons"),
+        subjects=("cs.LG", '"><svg onload=window.__pwned=3>'),
+        year=2021,
+    ),
+    Record(
+        title="A plain paper about batch size", authors=("Bob",), year=2020, subjects=("cs.DC",)
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def xss_server(
+    tmp_path_factory: pytest.TempPathFactory,
+    serve: Callable[[Path, Path], AbstractContextManager[str]],
+) -> Iterator[str]:
+    index_dir = tmp_path_factory.mktemp("xss")
+    build_index(index_dir, XSS_RECORDS)
+    with serve(index_dir, index_dir.parent / "xss-serve.log") as url:
+        yield url
+
+
+def assert_not_pwned(page: Page) -> None:
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("body img[src=x]").count() == 0
+    assert page.locator("body svg[onload]").count() == 0
+    # Every script element is our own file.
+    sources = page.locator("script").evaluate_all("els => els.map(e => e.src)")
+    assert all(src.endswith("/static/pubsearch.js") for src in sources)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/?q=batch",
+        "/?q=onerror",
+        "/?q=" + "%3Cscript%3Ewindow.__pwned%3D4%3C%2Fscript%3E",
+        "/?q=%22%3E%3Cimg+src%3Dx+onerror%3D%22window.__pwned%3D5%22%3E",
+        "/?q=batch&author=Eve+%3Cscript%3Ewindow.__pwned%3D6%3C%2Fscript%3E",
+        "/?q=nothingatall%3Cscript%3Ewindow.__pwned%3D7%3C%2Fscript%3E",
+    ],
+)
+def test_stored_and_reflected_xss_do_not_run(page: Page, xss_server: str, path: str) -> None:
+    response = page.goto(xss_server + path)
+    assert response is not None and response.status == 200
+    assert_not_pwned(page)
+
+
+def test_reflected_xss_on_the_error_page(browser: Browser, xss_server: str) -> None:
+    context = browser.new_context(viewport=WIDE)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        bad = "%3Cscript%3Ewindow.__pwned%3D8%3C%2Fscript%3E"
+        response = page.goto(f"{xss_server}/?q=batch&year={bad}&sort={bad}")
+        assert response is not None and response.status == 400
+        assert_not_pwned(page)
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_stored_markup_shows_as_text(page: Page, xss_server: str) -> None:
+    page.goto(xss_server + "/?q=batch")
+    expect(page.get_by_text("<script>window.__pwned=2</script>").first).to_be_visible()
+    page.locator("details summary").first.click()
+    assert_not_pwned(page)
+    with page.expect_navigation():
+        page.get_by_role("link", name=re.compile("Related papers")).first.click()
+    assert_not_pwned(page)
