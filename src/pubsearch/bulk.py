@@ -1,0 +1,229 @@
+"""Writing many documents into a Whoosh index quickly.
+
+Two things make Whoosh's own writer slow on a large build: its posting pool sorts every
+posting as a Python tuple and, past ``limitmb``, pickles them to disk and merges them back;
+and it uses one core. Here:
+
+* :class:`BulkWriter` is a ``SegmentWriter`` whose pool keeps postings grouped by term in
+  memory (documents arrive in order, so only the terms need sorting at the end);
+* :func:`write_documents` spreads documents over worker processes, each writing its own
+  segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
+  commits them all as one generation of the index. Small inputs are written in-process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh.writing import SegmentWriter
+
+Doc = dict[str, Any]
+Posting = tuple[int, float, bytes | None]
+
+# Below this many documents a build stays in one process (starting workers costs ~1 s).
+PARALLEL_THRESHOLD = 5_000
+# Documents per segment a worker writes before starting another (bounds its memory).
+DOCS_PER_SEGMENT = 30_000
+BATCH_SIZE = 250
+# How long the parent waits for a worker's result once it has sent everything.
+RESULT_TIMEOUT_SECONDS = 600.0
+
+
+class TermPool:
+    """Postings kept in memory, grouped by ``(field, term)``.
+
+    Whoosh's writer hands postings over as ``(field, term, docnum, weight, value)`` in
+    document order, so each term's list is already in docnum order and only the terms
+    need sorting when the segment is written. A repeat of the same document for a term
+    (the spelling words are all posted as document 0) is kept once.
+    """
+
+    def __init__(self) -> None:
+        self._postings: dict[tuple[str, bytes], list[Posting]] = {}
+        self.fieldnames: set[str] = set()
+
+    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        fieldname, text, docnum, weight, value = item
+        key = (fieldname, text)
+        plist = self._postings.get(key)
+        if plist is None:
+            self._postings[key] = [(docnum, weight, value)]
+            self.fieldnames.add(fieldname)
+        elif plist[-1][0] < docnum:
+            plist.append((docnum, weight, value))
+        elif plist[-1][0] > docnum:  # not in document order (never seen; kept correct)
+            plist.append((docnum, weight, value))
+            plist.sort(key=lambda p: p[0])
+
+    def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
+        postings = self._postings
+        for key in sorted(postings):
+            fieldname, text = key
+            for docnum, weight, value in postings[key]:
+                yield fieldname, text, docnum, weight, value
+
+    def save(self) -> None:
+        """Nothing to spill: segments are kept small enough instead."""
+
+    def cleanup(self) -> None:
+        self._postings.clear()
+
+
+class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
+    """A ``SegmentWriter`` with a :class:`TermPool`."""
+
+    def __init__(self, ix: Any, **kwargs: Any) -> None:
+        super().__init__(ix, **kwargs)
+        self.pool.cleanup()
+        self.pool = TermPool()
+
+
+def _finish_segment(writer: BulkWriter) -> Any:
+    """Write out ``writer``'s segment without committing a table of contents."""
+    segment = writer._finalize_segment()
+    writer._finish()
+    return segment
+
+
+def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
+    """Worker process: write the documents of each batch from ``jobs`` into segments."""
+    try:
+        ix = whoosh_index.open_dir(index_dir)
+        segments: list[Any] = []
+        writer: BulkWriter | None = None
+        count = 0
+        while (batch := jobs.get()) is not None:
+            for doc in batch:
+                if writer is None:
+                    writer = BulkWriter(ix, _lk=False)
+                writer.add_document(**doc)
+                count += 1
+                if count >= docs_per_segment:
+                    segments.append(_finish_segment(writer))
+                    writer, count = None, 0
+        if writer is not None:
+            segments.append(_finish_segment(writer))
+        results.put(("ok", segments))
+    except BaseException as exc:  # reported to the parent, which raises it
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+        raise
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed while writing documents."""
+
+
+def write_documents(
+    index_dir: Path,
+    docs: Iterable[Doc],
+    workers: int = 2,
+    docs_per_segment: int = DOCS_PER_SEGMENT,
+    parallel_threshold: int = PARALLEL_THRESHOLD,
+) -> int:
+    """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
+
+    The first ``parallel_threshold`` documents are buffered: a smaller input is written
+    in this process as one segment; a larger one is spread over ``workers`` processes.
+    """
+    ix = whoosh_index.open_dir(str(index_dir))
+    stream = iter(docs)
+    head: list[Doc] = []
+    for doc in stream:
+        head.append(doc)
+        if len(head) >= parallel_threshold:
+            break
+    if len(head) < parallel_threshold or workers < 2:
+        writer = BulkWriter(ix)
+        try:
+            for doc in head:
+                writer.add_document(**doc)
+            for doc in stream:
+                writer.add_document(**doc)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(merge=False)
+        count = int(writer.doc_count())
+        ix.close()
+        return count
+
+    ctx = multiprocessing.get_context("spawn")
+    jobs = ctx.Queue(maxsize=workers * 4)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(target=_worker, args=(str(index_dir), jobs, results, docs_per_segment))
+        for _ in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    count = 0
+    try:
+        batch: list[Doc] = []
+        for doc in _chain(head, stream):
+            batch.append(doc)
+            if len(batch) >= BATCH_SIZE:
+                _put(jobs, batch, procs)
+                count += len(batch)
+                batch = []
+        if batch:
+            _put(jobs, batch, procs)
+            count += len(batch)
+        for _ in procs:
+            _put(jobs, None, procs)
+        segments: list[Any] = []
+        for _ in procs:
+            status, payload = _get(results, procs)
+            if status != "ok":
+                raise WorkerError(f"indexing worker failed: {payload}")
+            segments.extend(payload)
+        for proc in procs:
+            proc.join()
+    except BaseException:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+        raise
+    finally:
+        jobs.close()
+        results.close()
+    # One table of contents naming every worker's segments.
+    committer = SegmentWriter(ix)
+    committer._close_segment()
+    committer._commit_toc(segments)
+    committer._finish()
+    ix.close()
+    return count
+
+
+def _chain(head: list[Doc], stream: Iterator[Doc]) -> Iterator[Doc]:
+    yield from head
+    head.clear()
+    yield from stream
+
+
+def _put(jobs: Any, item: Any, procs: list[Any]) -> None:
+    """Queue ``item`` for the workers, noticing if they have all died."""
+    while True:
+        try:
+            jobs.put(item, timeout=1.0)
+            return
+        except queue.Full:
+            if not any(p.is_alive() for p in procs):
+                raise WorkerError("indexing workers stopped unexpectedly") from None
+
+
+def _get(results: Any, procs: list[Any]) -> Any:
+    waited = 0.0
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            waited += 1.0
+            if waited >= RESULT_TIMEOUT_SECONDS or not any(p.is_alive() for p in procs):
+                raise WorkerError("indexing workers stopped without a result") from None
