@@ -28,8 +28,8 @@ run: $(STAMP) $(INDEX)/CURRENT
 	$(BIN)/pubsearch query --index $(INDEX) "batch size" --facets
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests $(wildcard bench)
+	$(BIN)/ruff format --check src tests $(wildcard bench)
 	$(BIN)/mypy
 
 test: lint

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,3 +35,14 @@ def service(seed_index: Path) -> Iterator[SearchService]:
     svc = SearchService(seed_index)
     yield svc
     svc.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI nothing may skip silently: a skipped test fails the run."""
+    if os.environ.get("CI", "").lower() != "true" or exitstatus != 0:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped:
+        reporter.write_line(f"CI: {len(skipped)} test(s) skipped; in CI every test must run.")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -15,7 +15,7 @@ import click
 from pubsearch import export
 from pubsearch.config import ENV_INDEX, resolve_index_dir
 from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError, UsageError
-from pubsearch.indexing import IndexSummary, build_index, update_index
+from pubsearch.indexing import LOCK_TIMEOUT_SECONDS, IndexSummary, build_index, update_index
 from pubsearch.querying import parse_year
 from pubsearch.readers import FORMATS, ReadReport, read_paths
 from pubsearch.records import Record
@@ -101,8 +101,17 @@ def main() -> None:
     show_default=True,
     help="Source format; 'auto' detects it from each file's content.",
 )
+@click.option(
+    "--wait",
+    default=LOCK_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds to wait for another indexer writing the same index.",
+)
 @reports_errors
-def index_command(paths: tuple[Path, ...], index_dir: Path | None, update: bool, fmt: str) -> None:
+def index_command(
+    paths: tuple[Path, ...], index_dir: Path | None, update: bool, fmt: str, wait: float
+) -> None:
     """Index publication records from files or directories (default: seeds/).
 
     Builds into a new directory and swaps it in when complete, so the previous index keeps
@@ -126,9 +135,9 @@ def index_command(paths: tuple[Path, ...], index_dir: Path | None, update: bool,
     records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
     with _progress(records) as counted:
         if update:
-            summary = update_index(target, _require_records(counted, report))
+            summary = update_index(target, _require_records(counted, report), lock_timeout=wait)
         else:
-            summary = build_index(target, _require_records(counted, report))
+            summary = build_index(target, _require_records(counted, report), lock_timeout=wait)
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))

@@ -89,6 +89,19 @@ def record_from_stored(stored: dict[str, Any]) -> Record:
     )
 
 
+def combine(stored: Record, new: Record) -> Record:
+    """What an update makes of a stored record and a new one for the same paper.
+
+    When the new record comes from the same source files as the stored one (a re-read),
+    it replaces it; when another source lists the same paper, the two are merged.
+    """
+    stored_files = {origin.rsplit(":", 1)[0] for origin in stored.origins}
+    new_files = {origin.rsplit(":", 1)[0] for origin in new.origins}
+    if not stored_files or stored_files <= new_files:
+        return new
+    return merge(stored, new)
+
+
 def _writer(ix: Index) -> IndexWriter:
     return ix.writer(limitmb=256)
 
@@ -222,7 +235,7 @@ def update_index(
                         existing = _same_paper(searcher, record)
                         merged = record
                         for docnum, stored in existing:
-                            merged = merge(record_from_stored(stored), merged)
+                            merged = combine(record_from_stored(stored), merged)
                             writer.delete_document(docnum)
                         replaced += bool(existing)
                         writer.add_document(**record_fields(merged))

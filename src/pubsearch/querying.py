@@ -20,12 +20,22 @@ from pubsearch.schema import FIELD_ALIASES, QUERY_FIELDS, TITLE_BOOST
 # Bounds on the work one query may cause.
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_TERMS = 64
+MIN_WILDCARD_PREFIX = 2  # "op*" is fine; "*ing" or "b*" would scan the whole vocabulary
 
 _YEAR_SPAN = re.compile(r"\byear:(\d{4})\.\.(\d{4})\b")
 _FIELD_PREFIX = re.compile(r"(?<![\w.])([A-Za-z_]\w*):(?=[^\s/])")
 _YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
 
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
+
+# What Whoosh's query parser raises on input it cannot take apart.
+_PARSER_FAILURES = (IndexError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
+
+def _words_only(text: str) -> str:
+    """``text`` with every operator character removed, for a plain-words fallback."""
+    return _NOT_WORD.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,7 @@ def parse_year(text: str, name: str = "year") -> YearRange:
     """``2021``, ``2019..2021``, ``2019..`` or ``..2021``; raises ParameterError otherwise."""
     text = text.strip()
     match = re.fullmatch(r"(\d{4})?(?:(\.\.)(\d{4})?)?", text)
-    if not text or not match or (match.group(2) is None and match.group(1) is None):
+    if not match or (match.group(1) is None and match.group(3) is None):
         raise ParameterError(
             name, f"expected a year like 2021 or a range like 2019..2021, got {text!r}"
         )
@@ -65,7 +75,7 @@ def _plugins_parser(schema: Schema, group: type[qparser.syntax.GroupNode]) -> qp
     )
     # A field prefix must be followed by its value ("Note: this" is two words).
     parser.replace_plugin(
-        qparser.FieldsPlugin(expr=r"(?P<text>\w+|[*]):(?=[^\s/])", remove_unknown=False)
+        qparser.FieldsPlugin(expr=r"(?P<text>[A-Za-z_]\w*|[*]):(?=[^\s/])", remove_unknown=False)
     )
     # "-word" excludes, "+word" requires; a hyphen inside a word ("2D-3D") is not an operator.
     parser.replace_plugin(
@@ -112,10 +122,34 @@ def parse_query(text: str, schema: Schema) -> wq.Query | None:
     check_query_text(text)
     text = _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
     parser = _plugins_parser(schema, qparser.AndGroup)
-    query = parser.parse(text)
+    try:
+        query = parser.parse(text)
+    except _PARSER_FAILURES:
+        # Whoosh's parser trips over some operator soup ("<0", ...): search the words.
+        query = parser.parse(_words_only(text))
     if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
         return None
-    terms = sum(1 for _ in query.leaves())
-    if terms > MAX_QUERY_TERMS:
-        raise QuerySyntaxError(f"query has {terms} terms; at most {MAX_QUERY_TERMS} are allowed")
+    check_query(query)
     return query
+
+
+def check_query(query: wq.Query) -> None:
+    """Refuse parsed queries that are unbounded work or that Whoosh cannot run."""
+    leaves = list(query.leaves())
+    if len(leaves) > MAX_QUERY_TERMS:
+        raise QuerySyntaxError(
+            f"query has {len(leaves)} terms; at most {MAX_QUERY_TERMS} are allowed"
+        )
+    for leaf in leaves:
+        if isinstance(leaf, wq.TermRange) and not isinstance(leaf, wq.NumericRange):
+            raise QuerySyntaxError(
+                f"ranges work on year only (year:[2019 TO 2021]), not on {leaf.fieldname}"
+            )
+        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
+            pattern = leaf.text + ("*" if isinstance(leaf, wq.Prefix) else "")
+            literal = re.split(r"[*?]", pattern, maxsplit=1)[0]
+            if len(literal) < MIN_WILDCARD_PREFIX:
+                raise QuerySyntaxError(
+                    f"wildcard {pattern!r} needs at least {MIN_WILDCARD_PREFIX} characters "
+                    "before * or ?"
+                )

@@ -155,8 +155,17 @@ def merge(a: Record, b: Record) -> Record:
     """One record from two descriptions of the same paper.
 
     The first keeps its text unless it lacks some; authors, subjects and origins are the
-    union, in order of first appearance. The id is re-derived from the merged identifiers.
+    union, in order of first appearance. The id is the arXiv id, else the DOI, else the
+    first record's id.
     """
+    arxiv_id = a.arxiv_id or b.arxiv_id
+    doi = a.doi or b.doi
+    if arxiv_id:
+        new_id = arxiv_id
+    elif doi:
+        new_id = "doi:" + doi
+    else:
+        new_id = a.id
     return replace(
         a,
         title=a.title or b.title,
@@ -166,9 +175,9 @@ def merge(a: Record, b: Record) -> Record:
         subjects=a.subjects + b.subjects,
         source=a.source or b.source,
         origins=a.origins + tuple(o for o in b.origins if o not in a.origins),
-        arxiv_id=a.arxiv_id or b.arxiv_id,
-        doi=a.doi or b.doi,
-        id="",
+        arxiv_id=arxiv_id,
+        doi=doi,
+        id=new_id,
     )
 
 
@@ -182,9 +191,15 @@ class RecordMerger:
         self._records: dict[int, Record] = {}
         self._slot_by_key: dict[str, int] = {}
         self._next_slot = 0
-        self.duplicates = 0
+        self._added = 0
+
+    @property
+    def duplicates(self) -> int:
+        """How many records added were folded into another."""
+        return self._added - len(self._records)
 
     def add(self, record: Record) -> bool:
+        self._added += 1
         slots = {self._slot_by_key[k] for k in record.identity_keys if k in self._slot_by_key}
         if not slots:
             self._next_slot += 1
@@ -197,7 +212,6 @@ class RecordMerger:
             merged = merge(merged, self._records.pop(other))
         merged = merge(merged, record)
         self._store(first, merged)
-        self.duplicates += 1
         return True
 
     def _store(self, slot: int, record: Record) -> None:

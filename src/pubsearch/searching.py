@@ -36,7 +36,7 @@ FACET_NAMES = ("author", "year", "subject")
 MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
-SNIPPET_CHARS = 240
+SNIPPET_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ class SearchService:
         self._generation: _Generation | None = None
         self._local = threading.local()
         self._snippets = highlight.Highlighter(
-            fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=70),
+            fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
             formatter=_MarkFormatter(),
         )
         self._titles = highlight.Highlighter(

@@ -22,7 +22,12 @@ from collections.abc import Iterable, Iterator
 from pubsearch.readers.report import ReadReport
 from pubsearch.records import Record
 
-_START = re.compile(r"^(?P<source>[A-Za-z][A-Za-z .\-]*?)\s*(?P<year>(?:1[89]|20)\d\d)$")
+# "arXiv2021"; a source of two words ("Semantic Scholar 2021") is accepted only where a
+# record can start (after a subject line or the header), so that a title or abstract line
+# ending in a number is not taken for one.
+_START = re.compile(
+    r"^(?P<source>[A-Za-z][\w.\-]*(?: [A-Za-z][\w.\-]*)?) ?(?P<year>(?:1[89]|20)\d\d)$"
+)
 _ATTRIBUTED = re.compile(r"^Publications and source records attributed to (?P<name>.+?)\.?$")
 _SUBJECT_TAG = re.compile(r"[A-Za-z][A-Za-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?")
 _ARROW = "\u2197"
@@ -60,11 +65,15 @@ def read_profile(lines: Iterable[str], origin: str, report: ReadReport) -> Itera
 
     # Group lines into blocks, each starting at a source-and-year line.
     blocks: list[list[tuple[int, str]]] = []
+    after_subjects = True  # the header ends where the first record may start
     for number, line in numbered:
-        if _START.match(line):
+        if _START.match(line) and (after_subjects or " " not in line):
             blocks.append([(number, line)])
-        elif blocks:
-            blocks[-1].append((number, line))
+            after_subjects = False
+        else:
+            if blocks:
+                blocks[-1].append((number, line))
+            after_subjects = _subjects(line) is not None or not blocks
 
     for block in blocks:
         record = _read_block(block, person, origin, report)

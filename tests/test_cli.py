@@ -1,0 +1,303 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pubsearch import storage
+from pubsearch.cli import main
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def run(runner: CliRunner, *args: str, **kwargs: object) -> Result:
+    return runner.invoke(main, list(args), catch_exceptions=False, **kwargs)  # type: ignore[arg-type]
+
+
+def assert_one_line_error(result: Result, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def cli_index(tmp_path_factory: pytest.TempPathFactory, seeds_dir: Path) -> Path:
+    index_dir = tmp_path_factory.mktemp("cli-index")
+    result = CliRunner().invoke(main, ["index", "--index", str(index_dir), str(seeds_dir)])
+    assert result.exit_code == 0, result.output
+    return index_dir
+
+
+def test_help_for_every_command(runner: CliRunner) -> None:
+    for command in ["--help", "index --help", "query --help", "show --help", "stats --help"]:
+        result = run(runner, *command.split())
+        assert result.exit_code == 0
+        assert "Usage:" in result.output
+
+
+def test_index_prints_one_summary_line(runner: CliRunner, tmp_path: Path, seeds_dir: Path) -> None:
+    result = run(runner, "index", "--index", str(tmp_path / "ix"), str(seeds_dir))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") == 1
+    assert "indexed 36 records; 0 duplicates merged; 0 blocks skipped" in result.stdout
+
+
+def test_index_defaults_to_seeds_and_env_index(
+    runner: CliRunner, tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(seeds_dir, tmp_path / "seeds")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PUBSEARCH_INDEX", str(tmp_path / "from-env"))
+    result = run(runner, "index")
+    assert result.exit_code == 0, result.output
+    assert storage.current_generation(tmp_path / "from-env") is not None
+    monkeypatch.delenv("PUBSEARCH_INDEX")
+    assert run(runner, "index").exit_code == 0
+    assert storage.current_generation(tmp_path / "index") is not None
+    # --index beats the environment
+    monkeypatch.setenv("PUBSEARCH_INDEX", str(tmp_path / "ignored"))
+    assert run(runner, "index", "--index", str(tmp_path / "opt")).exit_code == 0
+    assert not (tmp_path / "ignored").exists()
+
+
+def test_index_reports_skipped_blocks_with_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
+    page = tmp_path / "page.txt"
+    page.write_text(
+        "arXiv subjects\n\nAda\n\nPublications and source records attributed to Ada.\n\n"
+        "arXiv2020\n\nGood\n\nText.\n\ncs.LG\u2197\n\narXiv2021\n\ncs.LG\u2197\n",
+        "utf-8",
+    )
+    result = run(runner, "index", "--index", str(tmp_path / "ix"), str(page))
+    assert result.exit_code == 0
+    assert f"warning: {page}:15: record has no title" in result.stderr
+    assert f"1 blocks skipped ({page}:15)" in result.stdout
+
+
+def test_unreadable_file_is_named_and_the_rest_indexed(
+    runner: CliRunner, tmp_path: Path, seeds_dir: Path
+) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(seeds_dir, src)
+    (src / "zz.bin").write_bytes(b"\x00\x01\x02\x03")
+    result = run(runner, "index", "--index", str(tmp_path / "ix"), str(src))
+    assert result.exit_code == 1
+    assert f"error: {src / 'zz.bin'}: not a text file" in result.stderr
+    assert "indexed 36 records" in result.stdout
+
+
+def test_nothing_readable_leaves_index_unchanged(
+    runner: CliRunner, tmp_path: Path, cli_index: Path
+) -> None:
+    index_dir = tmp_path / "ix"
+    shutil.copytree(cli_index, index_dir)
+    before = (index_dir / "CURRENT").read_text()
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", "utf-8")
+    result = run(runner, "index", "--index", str(index_dir), str(empty))
+    assert result.exit_code == 1
+    assert "left unchanged" in result.stderr
+    assert (index_dir / "CURRENT").read_text() == before
+    assert run(runner, "query", "--index", str(index_dir), "batch").exit_code == 0
+
+
+def test_missing_path_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    result = run(runner, "index", "--index", str(tmp_path), str(tmp_path / "nope"))
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
+
+
+def test_locked_index(runner: CliRunner, tmp_path: Path, seeds_dir: Path) -> None:
+    with storage.writer_lock(tmp_path, timeout=0):
+        result = run(runner, "index", "--index", str(tmp_path), "--wait", "0.2", str(seeds_dir))
+    assert_one_line_error(result, 1, "being written by another pubsearch process")
+
+
+def test_update(runner: CliRunner, tmp_path: Path, cli_index: Path) -> None:
+    index_dir = tmp_path / "ix"
+    shutil.copytree(cli_index, index_dir)
+    page = tmp_path / "new.txt"
+    page.write_text(
+        "arXiv subjects\n\nAda\n\nPublications and source records attributed to Ada.\n\n"
+        "arXiv2020\n\nThe Limit of the Batch Size\n\nText.\n\ncs.LG\u2197\n\n"
+        "arXiv2023\n\nZymurgy at Scale\n\nBrewing.\n\ncs.AI\u2197\n",
+        "utf-8",
+    )
+    result = run(runner, "index", "--update", "--index", str(index_dir), str(page))
+    assert result.exit_code == 0, result.output
+    assert "1 replaced" in result.stdout and "37 in" in result.stdout
+    out = run(runner, "query", "--index", str(index_dir), "title:limit", "--format", "json")
+    (hit,) = json.loads(out.stdout)["hits"]
+    assert hit["authors"] == ["Yang You", "Ada"]
+
+
+def test_query_text_output(runner: CliRunner, cli_index: Path) -> None:
+    result = run(runner, "query", "--index", str(cli_index), "batch size", "--facets")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.startswith("1-6 of 6 results for 'batch size'")
+    assert "  1. The Limit of the Batch Size" in out
+    assert "author: Yang You (6)" in out
+    assert "subject: cs.LG (5), cs.DC (1)" in out
+    assert "\x1b[" not in out  # plain when piped
+
+
+def test_query_text_output_is_bold_on_a_terminal(runner: CliRunner, cli_index: Path) -> None:
+    result = run(runner, "query", "--index", str(cli_index), "batch", color=True)
+    assert "\x1b[1mBatch\x1b[0m" in result.stdout
+
+
+def test_query_json_structure(runner: CliRunner, cli_index: Path) -> None:
+    result = run(
+        runner,
+        "query",
+        "--index",
+        str(cli_index),
+        "batch size",
+        "--facets",
+        "--format",
+        "json",
+        "--limit",
+        "3",
+    )
+    data = json.loads(result.stdout)
+    assert {"query", "total", "page", "page_size", "hits", "facets"} <= data.keys()
+    assert (data["query"], data["total"], data["page"], data["page_size"]) == (
+        "batch size",
+        6,
+        1,
+        3,
+    )
+    hit = data["hits"][0]
+    assert {
+        "id",
+        "title",
+        "abstract",
+        "authors",
+        "year",
+        "subjects",
+        "score",
+        "snippet",
+    } <= hit.keys()
+    assert isinstance(hit["authors"], list) and isinstance(hit["year"], int)
+    assert isinstance(hit["score"], float)
+    assert data["facets"]["author"] == [{"value": "Yang You", "count": 6, "selected": False}]
+    assert [f["value"] for f in data["facets"]["year"]] == ["2021", "2020", "2019"]
+    assert {f["value"]: f["count"] for f in data["facets"]["subject"]} == {"cs.LG": 5, "cs.DC": 1}
+
+
+def test_query_json_without_facets_has_no_facets_key(runner: CliRunner, cli_index: Path) -> None:
+    data = json.loads(
+        run(runner, "query", "--index", str(cli_index), "batch", "--format", "json").stdout
+    )
+    assert "facets" not in data
+
+
+def test_query_jsonl_and_csv(runner: CliRunner, cli_index: Path) -> None:
+    jsonl = run(runner, "query", "--index", str(cli_index), "batch", "--format", "jsonl").stdout
+    rows = [json.loads(line) for line in jsonl.splitlines()]
+    assert len(rows) == 6 and rows[0]["rank"] == 1
+    text = run(runner, "query", "--index", str(cli_index), "batch", "--format", "csv").stdout
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert [r["id"] for r in table] == [r["id"] for r in rows]
+    assert table[0]["authors"] == "Yang You"
+
+
+def test_query_filters(runner: CliRunner, cli_index: Path) -> None:
+    def total(*args: str) -> int:
+        out = run(runner, "query", "--index", str(cli_index), *args, "--format", "json").stdout
+        return int(json.loads(out)["total"])
+
+    assert total("--author", "Wei Lin") == 18
+    assert total("--subject", "cs.DC", "--subject", "cs.CV") == 15
+    assert total("--year", "2021") == 15
+    assert total("--year", "2019..2020") == 11
+    assert total("training", "--author", "Yang You", "--year", "2020..") == 9
+
+
+def test_query_sort_and_paging(runner: CliRunner, cli_index: Path) -> None:
+    out = run(
+        runner,
+        "query",
+        "--index",
+        str(cli_index),
+        "--sort",
+        "oldest",
+        "--limit",
+        "2",
+        "--page",
+        "2",
+        "--format",
+        "json",
+    ).stdout
+    data = json.loads(out)
+    assert [h["rank"] for h in data["hits"]] == [3, 4]
+    assert data["hits"][0]["year"] <= data["hits"][1]["year"]
+
+
+def test_no_results_suggests(runner: CliRunner, cli_index: Path) -> None:
+    out = run(runner, "query", "--index", str(cli_index), "batch sise").stdout
+    assert "No results for 'batch sise'." in out
+    assert "Did you mean: batch size" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["foo:bar"], ["unknown field 'foo'"]),
+        (["year:[2020 TO"], ["unbalanced"]),
+        (["x", "--year", "abc"], ["--year", "abc"]),
+        (["x", "--year", "2021..2019"], ["--year"]),
+        (["x", "--page", "0"], ["page"]),
+        (["x", "--limit", "1000"], ["page_size"]),
+        (["x" * 1001], ["characters long"]),
+    ],
+)
+def test_query_usage_errors_exit_2(
+    runner: CliRunner, cli_index: Path, args: list[str], fragments: list[str]
+) -> None:
+    result = run(runner, "query", "--index", str(cli_index), *args)
+    assert_one_line_error(result, 2, *fragments)
+
+
+def test_missing_and_empty_index_exit_1(runner: CliRunner, tmp_path: Path) -> None:
+    assert_one_line_error(
+        run(runner, "query", "--index", str(tmp_path / "none"), "x"), 1, "no index"
+    )
+    (tmp_path / "empty").mkdir()
+    assert_one_line_error(
+        run(runner, "query", "--index", str(tmp_path / "empty"), "x"), 1, "no index"
+    )
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "CURRENT").write_text("gen-missing")
+    assert_one_line_error(run(runner, "stats", "--index", str(tmp_path / "broken")), 1, "missing")
+
+
+def test_show_and_stats(runner: CliRunner, cli_index: Path) -> None:
+    first = json.loads(
+        run(runner, "query", "--index", str(cli_index), "lamb", "--format", "json").stdout
+    )
+    record_id = first["hits"][0]["id"]
+    text = run(runner, "show", "--index", str(cli_index), record_id).stdout
+    assert text.startswith("Large Batch Optimization for Deep Learning")
+    assert "authors:   Yang You" in text
+    data = json.loads(
+        run(runner, "show", "--index", str(cli_index), record_id, "--format", "json").stdout
+    )
+    assert data["year"] == 2020 and data["subjects"] == ["cs.LG"]
+    assert_one_line_error(run(runner, "show", "--index", str(cli_index), "nope"), 2, "no record")
+    stats = run(runner, "stats", "--index", str(cli_index)).stdout
+    assert "records:   36" in stats
+    data = json.loads(run(runner, "stats", "--index", str(cli_index), "--format", "json").stdout)
+    assert data["records"] == 36 and data["years"]["2021"] == 15

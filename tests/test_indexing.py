@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pubsearch import storage
+from pubsearch.errors import IndexLockedError, IndexMissingError
+from pubsearch.indexing import build_index, update_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record
+from pubsearch.searching import SearchRequest, SearchService
+
+
+def seeds(seeds_dir: Path) -> Iterator[Record]:
+    return read_paths([seeds_dir], ReadReport())
+
+
+def generations(index_dir: Path) -> list[str]:
+    return sorted(p.name for p in index_dir.glob(storage.GEN_PREFIX + "*"))
+
+
+def test_build_creates_a_generation_and_pointer(tmp_path: Path, seeds_dir: Path) -> None:
+    summary = build_index(tmp_path, seeds(seeds_dir))
+    assert (summary.indexed, summary.total, summary.duplicates_merged) == (36, 36, 0)
+    assert (tmp_path / "CURRENT").read_text().strip() == summary.generation
+    assert generations(tmp_path) == [summary.generation]
+
+
+def test_rebuild_swaps_and_keeps_one_old_generation(tmp_path: Path, seeds_dir: Path) -> None:
+    first = build_index(tmp_path, seeds(seeds_dir)).generation
+    second = build_index(tmp_path, seeds(seeds_dir)).generation
+    third = build_index(tmp_path, seeds(seeds_dir)).generation
+    assert len({first, second, third}) == 3
+    assert generations(tmp_path) == sorted([second, third])
+
+
+def test_failed_build_leaves_previous_index_searchable(tmp_path: Path, seeds_dir: Path) -> None:
+    build_index(tmp_path, seeds(seeds_dir))
+    before = (tmp_path / "CURRENT").read_text()
+
+    def broken() -> Iterator[Record]:
+        yield Record(title="Only one", year=2020)
+        raise KeyboardInterrupt  # as if Ctrl-C came mid-build
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(tmp_path, broken())
+    assert (tmp_path / "CURRENT").read_text() == before
+    assert not list(tmp_path.glob(storage.BUILD_PREFIX + "*"))
+    assert SearchService(tmp_path).search(SearchRequest(q="batch")).total == 6
+
+
+def test_abandoned_build_directory_is_cleaned_by_next_build(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    build_index(tmp_path, seeds(seeds_dir))
+    stale = storage.new_build_dir(tmp_path)  # as a SIGKILLed build would leave it
+    (stale / "junk").write_text("x")
+    build_index(tmp_path, seeds(seeds_dir))
+    assert not stale.exists()
+
+
+def test_second_writer_fails_clearly_while_first_holds_the_lock(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    build_index(tmp_path, seeds(seeds_dir))
+    with storage.writer_lock(tmp_path, timeout=0):
+        with pytest.raises(IndexLockedError, match="another pubsearch process"):
+            build_index(tmp_path, seeds(seeds_dir), lock_timeout=0.2)
+    assert SearchService(tmp_path).search(SearchRequest()).total == 36
+
+
+def test_update_adds_replaces_and_merges(tmp_path: Path, seeds_dir: Path) -> None:
+    build_index(tmp_path, seeds(seeds_dir))
+    service = SearchService(tmp_path)
+    assert service.search(SearchRequest(authors=("Ada Lovelace",))).total == 0
+    new = Record(
+        title="A Brand New Paper on Zymurgy",
+        year=2023,
+        authors=("Ada Lovelace",),
+        subjects=("cs.AI",),
+    )
+    # The same paper as a seed record (title + year), listed under another person.
+    same = Record(
+        title="the limit of the batch size",
+        year=2020,
+        authors=("Ada Lovelace",),
+        subjects=("stat.ML",),
+    )
+    summary = update_index(tmp_path, [new, same])
+    assert (summary.indexed, summary.replaced, summary.total) == (2, 1, 37)
+
+    # The service notices the new generation without being reopened.
+    assert service.search(SearchRequest(q="zymurgy")).total == 1
+    merged = service.search(SearchRequest(q='title:"limit of the batch size"')).hits
+    assert len(merged) == 1
+    assert merged[0].authors == ("Yang You", "Ada Lovelace")
+    assert merged[0].subjects == ("cs.LG", "stat.ML")
+    results = service.search(SearchRequest(facets=True, facet_size=100))
+    assert results.facets is not None
+    authors = {v.value: v.count for v in results.facets["author"]}
+    assert authors == {"Yang You": 18, "Wei Lin": 18, "Ada Lovelace": 2}
+    subjects = {v.value: v.count for v in results.facets["subject"]}
+    assert subjects["cs.LG"] == 10 and subjects["stat.ML"] == 1 and subjects["cs.AI"] == 1
+
+
+def test_update_by_id_replaces_the_record(tmp_path: Path) -> None:
+    build_index(tmp_path, [Record(title="Old", id="42", year=2020, authors=("A",))])
+    update_index(tmp_path, [Record(title="New", id="42", year=2021, authors=("A",))])
+    service = SearchService(tmp_path)
+    assert service.record("42").title == "New"
+    assert service.search(SearchRequest()).total == 1
+
+
+def test_update_without_index_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(IndexMissingError):
+        update_index(tmp_path, [Record(title="x")])
+
+
+def test_old_searcher_keeps_working_after_swap(tmp_path: Path, seeds_dir: Path) -> None:
+    build_index(tmp_path, seeds(seeds_dir))
+    _, ix = storage.open_current(tmp_path)
+    with ix.searcher() as searcher:
+        build_index(tmp_path, [Record(title="Replacement", year=2020)])
+        assert searcher.doc_count() == 36
+    assert SearchService(tmp_path).search(SearchRequest()).total == 1
+
+
+def test_pointer_to_missing_generation_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "CURRENT").write_text("gen-gone\n")
+    from pubsearch.errors import IndexCorruptError
+
+    with pytest.raises(IndexCorruptError, match="missing or incomplete"):
+        SearchService(tmp_path).search(SearchRequest())
+    assert os.path.exists(tmp_path / "CURRENT")

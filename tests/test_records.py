@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import pytest
+
+from pubsearch.records import (
+    MARK_START,
+    Record,
+    clean_text,
+    fold,
+    merge_records,
+    normalize_arxiv_id,
+    normalize_doi,
+    title_key,
+)
+
+
+def test_clean_text_collapses_space_and_drops_controls_and_marks() -> None:
+    assert clean_text("  a\r\n\tb\x00c " + MARK_START) == "a b c"
+    assert clean_text(None) == ""
+
+
+def test_fold_ignores_case_and_accents() -> None:
+    assert fold("Balázs  Ürgé") == fold("balazs urge")
+
+
+def test_title_key_ignores_punctuation_case_and_spacing() -> None:
+    assert title_key("Large-Batch Training: for LSTM, and Beyond!") == title_key(
+        "large batch training for lstm and beyond"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2101.00001v3", "2101.00001"),
+        ("arXiv:2101.00001", "2101.00001"),
+        ("hep-th/9901001v1", "hep-th/9901001"),
+        ("math.GT/0309136", "math.gt/0309136"),
+        ("not an id", None),
+        (None, None),
+    ],
+)
+def test_normalize_arxiv_id(raw: str | None, expected: str | None) -> None:
+    assert normalize_arxiv_id(raw) == expected
+
+
+def test_normalize_doi() -> None:
+    assert normalize_doi("https://doi.org/10.1000/XYZ") == "10.1000/xyz"
+    assert normalize_doi("garbage") is None
+
+
+def test_id_prefers_arxiv_then_doi_then_title_hash() -> None:
+    assert Record(title="T", arxiv_id="2101.00001v2").id == "2101.00001"
+    assert Record(title="T", doi="10.1/abc").id == "doi:10.1/abc"
+    hashed = Record(title="Some Title", year=2020).id
+    assert hashed.startswith("t") and len(hashed) == 12
+    assert Record(title="some  title!", year=2020).id == hashed
+    assert Record(title="Some Title", year=2021).id != hashed
+
+
+def test_explicit_id_is_kept() -> None:
+    assert Record(title="T", id="4983").id == "4983"
+
+
+def test_authors_are_deduplicated_by_folded_name() -> None:
+    rec = Record(title="T", authors=("C. Balázs", "c. balazs", "Wei Lin"))
+    assert rec.authors == ("C. Balázs", "Wei Lin")
+
+
+def test_same_title_and_year_on_two_pages_is_one_record_with_both_authors() -> None:
+    a = Record(
+        title="Whale: Efficient Giant Model Training",
+        year=2022,
+        authors=("Wei Lin",),
+        subjects=("cs.DC",),
+        origins=("a.txt:9",),
+    )
+    b = Record(
+        title="Whale - efficient giant model training",
+        year=2022,
+        authors=("Yang You",),
+        subjects=("cs.LG",),
+        origins=("b.txt:30",),
+    )
+    merged, duplicates = merge_records([a, b])
+    assert duplicates == 1
+    assert len(merged) == 1
+    assert merged[0].authors == ("Wei Lin", "Yang You")
+    assert merged[0].subjects == ("cs.DC", "cs.LG")
+    assert merged[0].origins == ("a.txt:9", "b.txt:30")
+
+
+def test_same_title_different_year_is_two_records() -> None:
+    merged, duplicates = merge_records(
+        [Record(title="A Survey", year=2020), Record(title="A Survey", year=2021)]
+    )
+    assert (len(merged), duplicates) == (2, 0)
+
+
+def test_arxiv_id_links_records_whose_titles_differ_and_chains_merge() -> None:
+    a = Record(title="Old title", year=2020, arxiv_id="2001.00001", authors=("A",))
+    b = Record(title="New title", year=2020, doi="10.1/x", authors=("B",))
+    c = Record(title="Other", year=2020, arxiv_id="2001.00001v2", doi="10.1/x", authors=("C",))
+    merged, duplicates = merge_records([a, b, c])
+    assert len(merged) == 1
+    assert duplicates == 2
+    assert merged[0].id == "2001.00001"
+    assert set(merged[0].authors) == {"A", "B", "C"}
+
+
+def test_url_is_arxiv_abstract_page_when_known() -> None:
+    assert Record(title="T", arxiv_id="2101.00001").url == "https://arxiv.org/abs/2101.00001"
+    assert Record(title="T").url is None
