@@ -96,7 +96,8 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
             or not kwargs.get("removestops", True)
             or not _FAST_KWARGS.issuperset(kwargs)
         ):
-            return super().__call__(value, no_morph=no_morph, **kwargs)
+            chain: Iterator[Token] = super().__call__(value, no_morph=no_morph, **kwargs)
+            return chain
         return self._bulk(plan, value, no_morph, **kwargs)
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:

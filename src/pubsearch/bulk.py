@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,55 +24,74 @@ from whoosh import index as whoosh_index
 from whoosh.writing import SegmentWriter
 
 Doc = dict[str, Any]
-Posting = tuple[int, float, bytes | None]
 
 # Below this many documents a build stays in one process (starting workers costs ~1 s).
 PARALLEL_THRESHOLD = 5_000
 # Documents per segment a worker writes before starting another (bounds its memory).
-DOCS_PER_SEGMENT = 30_000
+DOCS_PER_SEGMENT = 60_000
 BATCH_SIZE = 250
 # How long the parent waits for a worker's result once it has sent everything.
 RESULT_TIMEOUT_SECONDS = 600.0
+
+
+class _Postings:
+    """One term's postings in compact arrays: docnums, weights, and the values' bytes
+    end to end with where each ends."""
+
+    __slots__ = ("docnums", "ends", "values", "weights")
+
+    def __init__(self) -> None:
+        self.docnums = array("I")
+        self.weights = array("d")
+        self.values = bytearray()
+        self.ends = array("I")
 
 
 class TermPool:
     """Postings kept in memory, grouped by ``(field, term)``.
 
     Whoosh's writer hands postings over as ``(field, term, docnum, weight, value)`` in
-    document order, so each term's list is already in docnum order and only the terms
-    need sorting when the segment is written. A repeat of the same document for a term
-    (the spelling words are all posted as document 0) is kept once.
+    document order, so each term's postings are already in docnum order and only the terms
+    need sorting when the segment is written. (Spelling words are all posted as document
+    0, once per document that has them: how Whoosh counts their frequency.) About 25 bytes
+    a posting, where a Python tuple per posting takes about 150.
     """
 
     def __init__(self) -> None:
-        self._postings: dict[tuple[str, bytes], list[Posting]] = {}
+        self._terms: dict[tuple[str, bytes], _Postings] = {}
         self.fieldnames: set[str] = set()
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
         fieldname, text, docnum, weight, value = item
         key = (fieldname, text)
-        plist = self._postings.get(key)
-        if plist is None:
-            self._postings[key] = [(docnum, weight, value)]
+        postings = self._terms.get(key)
+        if postings is None:
+            postings = self._terms[key] = _Postings()
             self.fieldnames.add(fieldname)
-        elif plist[-1][0] < docnum:
-            plist.append((docnum, weight, value))
-        elif plist[-1][0] > docnum:  # not in document order (never seen; kept correct)
-            plist.append((docnum, weight, value))
-            plist.sort(key=lambda p: p[0])
+        elif postings.docnums[-1] > docnum:
+            raise ValueError(f"postings out of document order for {key!r}")
+        postings.docnums.append(docnum)
+        postings.weights.append(weight)
+        if value:
+            postings.values += value
+        postings.ends.append(len(postings.values))
 
-    def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
-        postings = self._postings
-        for key in sorted(postings):
+    def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
+        terms = self._terms
+        for key in sorted(terms):
             fieldname, text = key
-            for docnum, weight, value in postings[key]:
-                yield fieldname, text, docnum, weight, value
+            p = terms.pop(key)
+            values = bytes(p.values)
+            start = 0
+            for docnum, weight, end in zip(p.docnums, p.weights, p.ends, strict=True):
+                yield fieldname, text, docnum, weight, values[start:end]
+                start = end
 
     def save(self) -> None:
         """Nothing to spill: segments are kept small enough instead."""
 
     def cleanup(self) -> None:
-        self._postings.clear()
+        self._terms.clear()
 
 
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
@@ -79,14 +99,19 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
-        self.pool.cleanup()
-        self.pool = TermPool()
+        whoosh_pool: Any = self.pool
+        whoosh_pool.cleanup()
+        self.pool: TermPool = TermPool()
 
 
 def _finish_segment(writer: BulkWriter) -> Any:
-    """Write out ``writer``'s segment without committing a table of contents."""
+    """Write out ``writer``'s segment without committing a table of contents.
+
+    The writer's temporary directory is shared by every writer of the index (Whoosh
+    names it after the index), so it is left for the committing writer to remove.
+    """
     segment = writer._finalize_segment()
-    writer._finish()
+    writer.is_closed = True
     return segment
 
 
@@ -122,14 +147,16 @@ def write_documents(
     index_dir: Path,
     docs: Iterable[Doc],
     workers: int = 2,
-    docs_per_segment: int = DOCS_PER_SEGMENT,
-    parallel_threshold: int = PARALLEL_THRESHOLD,
+    docs_per_segment: int | None = None,
+    parallel_threshold: int | None = None,
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
 
     The first ``parallel_threshold`` documents are buffered: a smaller input is written
     in this process as one segment; a larger one is spread over ``workers`` processes.
     """
+    docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
+    parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
     ix = whoosh_index.open_dir(str(index_dir))
     stream = iter(docs)
     head: list[Doc] = []

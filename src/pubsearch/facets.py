@@ -48,9 +48,7 @@ class MultiValued:
     doc_of_entry: Int32Array
 
     @classmethod
-    def from_values(
-        cls, per_doc: list[list[str]], labels: list[str] | None = None
-    ) -> MultiValued:
+    def from_values(cls, per_doc: list[list[str]], labels: list[str] | None = None) -> MultiValued:
         """From each document's values; ``labels`` (optional) fixes the ids of known values."""
         labels = list(labels or ())
         ids_by_key = {fold(label): i for i, label in enumerate(labels)}
@@ -212,6 +210,7 @@ class FacetTable:
                     **self.authors._arrays("authors"),
                     **self.subjects._arrays("subjects"),
                 )
+            os.chmod(tmp, 0o644)
             os.replace(tmp, directory / FACETS_FILE)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -17,8 +17,6 @@ from typing import Any
 
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.index import Index
-from whoosh.writing import IndexWriter
 
 from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
@@ -30,6 +28,8 @@ from pubsearch.schema import VALUE_SEP
 LOCK_TIMEOUT_SECONDS = 10.0
 # More indexing processes than this gain little (the reading process is the limit).
 MAX_WORKERS = 4
+# An update merges segments once the index has more than this many.
+MAX_SEGMENTS = 12
 
 Progress = Callable[[int], None]
 
@@ -102,10 +102,6 @@ def combine(stored: Record, new: Record) -> Record:
     return merge(stored, new)
 
 
-def _writer(ix: Index) -> IndexWriter:
-    return ix.writer(limitmb=256)
-
-
 def build_index(
     index_dir: Path,
     records: Iterable[Record],
@@ -150,13 +146,13 @@ def build_index(
         )
 
 
-def _save_facets(build_dir: Path, previous: FacetTable | None = None) -> None:
-    """Save the build's facet table: ``previous`` extended when the build only appended
-    documents to it, else read from the whole index."""
+def _save_facets(build_dir: Path, previous: FacetTable | None = None, added: int = 0) -> None:
+    """Save the build's facet table: ``previous`` extended when the build appended ``added``
+    documents to it (deleting some, renumbering none), else read from the whole index."""
     ix = whoosh_index.open_dir(str(build_dir))
     try:
         with ix.reader() as reader:
-            if previous is not None and reader.doc_count_all() >= previous.size:
+            if previous is not None and reader.doc_count_all() == previous.size + added:
                 table = previous.extended(reader)
             else:
                 table = FacetTable.build(reader)
@@ -224,11 +220,13 @@ def update_index(
         build_dir = storage.new_build_dir(index_dir)
         try:
             storage.copy_generation(live, build_dir)
-            from whoosh import index as whoosh_index
-
             ix = whoosh_index.open_dir(str(build_dir))
+            with ix.reader() as reader:
+                previous = FacetTable.load(build_dir, reader, ix.latest_generation())
+                segments = len(reader.leaf_readers())
             replaced = 0
-            writer = _writer(ix)
+            added = 0
+            writer = bulk.BulkWriter(ix)
             try:
                 with ix.searcher() as searcher:
                     for record in merger:
@@ -239,12 +237,18 @@ def update_index(
                             writer.delete_document(docnum)
                         replaced += bool(existing)
                         writer.add_document(**record_fields(merged))
+                        added += 1
             except BaseException:
                 writer.cancel()
                 raise
-            writer.commit()
+            # The new records go into a segment of their own, so that an update writes
+            # only them (and the facet table only grows); past MAX_SEGMENTS small segments
+            # are merged, which renumbers documents, and the facet table is read anew.
+            merge = segments + 1 > MAX_SEGMENTS
+            writer.commit(merge=merge)
             total = ix.doc_count()
             ix.close()
+            _save_facets(build_dir, None if merge else previous, added)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)

@@ -275,7 +275,7 @@ class StreamingMerger:
         members = self._members.pop(first, None) or [Written(identity.identity_keys)]
         for other in rest:
             other_identity = self._identity.pop(other)
-            members += self._members.pop(other, None) or [Written(other_identity.identity_keys)]
+            members += self._members.pop(other, []) or [Written(other_identity.identity_keys)]
             identity = merge(identity, other_identity)
             self._merged_into[other] = first
         members.append(record)

@@ -196,7 +196,11 @@ class SearchService:
     def _facet_table(self, gen: _Generation, searcher: Searcher) -> FacetTable:
         with gen.lock:
             if gen.facets is None:
-                gen.facets = FacetTable.build(searcher.reader())
+                # Saved by the build beside the index files; read from the index when the
+                # generation has none (built by an older version).
+                gen.facets = FacetTable.load(
+                    self.index_dir / gen.name, searcher.reader(), gen.index.latest_generation()
+                ) or FacetTable.build(searcher.reader())
             return gen.facets
 
     def close(self) -> None:

@@ -36,6 +36,8 @@ GEN_PREFIX = "gen-"
 # Generations kept besides the live one, so that searchers opened just before a swap
 # can finish reading.
 KEEP_OLD_GENERATIONS = 1
+# Files of a generation that an update may share with it instead of copying.
+LINKABLE_SUFFIXES = frozenset({".seg", ".npz"})
 
 
 def current_generation(index_dir: Path) -> Path | None:
@@ -99,10 +101,22 @@ def create_index(build_dir: Path) -> Index:
 
 
 def copy_generation(source: Path, build_dir: Path) -> None:
-    """Copy a generation's files into ``build_dir`` (for an update that must not touch it)."""
+    """Copy a generation's files into ``build_dir`` (for an update that must not touch it).
+
+    Segment files are hard links, not copies: Whoosh writes a segment once and never again
+    (deletions are recorded in the new table of contents, new documents in a new segment),
+    and the other files pubsearch writes are replaced by renaming, never rewritten.
+    """
     for item in source.iterdir():
-        if item.is_file():
-            shutil.copy2(item, build_dir / item.name)
+        if not item.is_file():
+            continue
+        if item.suffix in LINKABLE_SUFFIXES:
+            try:
+                os.link(item, build_dir / item.name)
+                continue
+            except OSError:
+                pass  # a file system without hard links: copy
+        shutil.copy2(item, build_dir / item.name)
 
 
 def publish(index_dir: Path, build_dir: Path) -> Path:
