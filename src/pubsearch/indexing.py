@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index
-from whoosh import query as wq
 
 from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
@@ -180,8 +179,8 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
                 merged: Record | None = None
                 for member in members:
                     if isinstance(member, Written):
-                        query = wq.Or([wq.Term("keys", k) for k in member.keys])
-                        for docnum in sorted(searcher.docs_for_query(query)):
+                        keys = [("keys", k) for k in member.keys]
+                        for docnum in _docs_with_terms(searcher.reader(), keys):
                             found = record_from_stored(searcher.stored_fields(docnum))
                             merged = found if merged is None else merge(merged, found)
                             writer.delete_document(docnum)
@@ -263,6 +262,16 @@ def update_index(
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
-    terms = [wq.Term("keys", k) for k in record.identity_keys] + [wq.Term("id", record.id)]
-    docnums = sorted(set(searcher.docs_for_query(wq.Or(terms))))
+    terms = [("keys", k) for k in record.identity_keys] + [("id", record.id)]
+    docnums = _docs_with_terms(searcher.reader(), terms)
     return [(d, searcher.stored_fields(d)) for d in docnums]
+
+
+def _docs_with_terms(reader: Any, terms: list[tuple[str, str]]) -> list[int]:
+    """Live documents having any of ``terms``, read from their posting lists (an ``Or``
+    query would first fill a score array of a few thousand slots)."""
+    found: set[int] = set()
+    for fieldname, text in terms:
+        if (fieldname, text) in reader:
+            found.update(reader.postings(fieldname, text).all_ids())
+    return sorted(found)

@@ -26,6 +26,7 @@ from pubsearch import storage
 from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
+from pubsearch.masks import query_mask
 from pubsearch.querying import YearRange, parse_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 
@@ -235,10 +236,7 @@ class SearchService:
     ) -> BoolArray:
         if query is None:
             return table.live.copy()
-        mask = np.zeros(table.size, dtype=np.bool_)
-        docs = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
-        mask[docs] = True
-        return mask & table.live
+        return query_mask(searcher, query, table.size) & table.live
 
     def _filter_masks(self, request: SearchRequest, table: FacetTable) -> dict[str, BoolArray]:
         masks: dict[str, BoolArray] = {}
