@@ -16,11 +16,12 @@ from __future__ import annotations
 import multiprocessing
 import queue
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 Doc = dict[str, Any]
@@ -46,6 +47,25 @@ class _Postings:
         self.values = bytearray()
         self.ends = array("I")
 
+    def add(self, docnum: int, weight: float, value: bytes | None) -> None:
+        if self.docnums and self.docnums[-1] > docnum:
+            raise ValueError("postings out of document order")
+        self.docnums.append(docnum)
+        self.weights.append(weight)
+        if value:
+            self.values += value
+        self.ends.append(len(self.values))
+
+    def __iter__(self) -> Iterator[tuple[int, float, bytes]]:
+        values = bytes(self.values)
+        start = 0
+        for docnum, weight, end in zip(self.docnums, self.weights, self.ends, strict=True):
+            yield docnum, weight, values[start:end]
+            start = end
+
+
+_Single = tuple[int, float, bytes]
+
 
 class TermPool:
     """Postings kept in memory, grouped by ``(field, term)``.
@@ -53,39 +73,42 @@ class TermPool:
     Whoosh's writer hands postings over as ``(field, term, docnum, weight, value)`` in
     document order, so each term's postings are already in docnum order and only the terms
     need sorting when the segment is written. (Spelling words are all posted as document
-    0, once per document that has them: how Whoosh counts their frequency.) About 25 bytes
-    a posting, where a Python tuple per posting takes about 150.
+    0, once per document that has them: how Whoosh counts their frequency.) A term seen
+    once (most terms) is kept as one tuple; others in arrays, about 25 bytes a posting,
+    where a tuple per posting takes about 150.
     """
 
     def __init__(self) -> None:
-        self._terms: dict[tuple[str, bytes], _Postings] = {}
+        self._terms: dict[tuple[str, bytes], _Single | _Postings] = {}
         self.fieldnames: set[str] = set()
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
         fieldname, text, docnum, weight, value = item
         key = (fieldname, text)
-        postings = self._terms.get(key)
-        if postings is None:
-            postings = self._terms[key] = _Postings()
+        held = self._terms.get(key)
+        if held is None:
+            self._terms[key] = (docnum, weight, value or b"")
             self.fieldnames.add(fieldname)
-        elif postings.docnums[-1] > docnum:
-            raise ValueError(f"postings out of document order for {key!r}")
-        postings.docnums.append(docnum)
-        postings.weights.append(weight)
-        if value:
-            postings.values += value
-        postings.ends.append(len(postings.values))
+            return
+        if not isinstance(held, _Postings):
+            first = held
+            held = self._terms[key] = _Postings()
+            held.add(*first)
+        try:
+            held.add(docnum, weight, value)
+        except ValueError:
+            raise ValueError(f"postings out of document order for {key!r}") from None
 
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
         terms = self._terms
         for key in sorted(terms):
             fieldname, text = key
-            p = terms.pop(key)
-            values = bytes(p.values)
-            start = 0
-            for docnum, weight, end in zip(p.docnums, p.weights, p.ends, strict=True):
-                yield fieldname, text, docnum, weight, values[start:end]
-                start = end
+            held = terms.pop(key)
+            if isinstance(held, _Postings):
+                for docnum, weight, value in held:
+                    yield fieldname, text, docnum, weight, value
+            else:
+                yield fieldname, text, *held
 
     def save(self) -> None:
         """Nothing to spill: segments are kept small enough instead."""
@@ -94,14 +117,87 @@ class TermPool:
         self._terms.clear()
 
 
+class _Lengths:
+    """Each document's field lengths as the segment stores them (one byte), kept in memory
+    while the segment is written, so that writing the postings need not read them back
+    from the segment's files one posting at a time."""
+
+    def __init__(self) -> None:
+        self._bytes: dict[str, array[int]] = {}
+
+    def add(self, fieldname: str, docnum: int, length: int) -> None:
+        column = self._bytes.setdefault(fieldname, array("B"))
+        if len(column) <= docnum:
+            column.extend(bytes(docnum + 1 - len(column)))
+        column[docnum] = length_to_byte(length)
+
+    def doc_field_length_reader(self, fieldname: str) -> Callable[[int], int | None]:
+        # What Whoosh's W3PerDocReader.doc_field_length_reader returns, from memory.
+        column = self._bytes.get(fieldname, array("B"))
+        size = len(column)
+
+        def get(docnum: int) -> int | None:
+            lbyte = column[docnum] if docnum < size else 0
+            return byte_to_length(lbyte) if lbyte else None
+
+        return get
+
+
+class _TellingFile:
+    """A file being written that knows its position without asking the system: Whoosh
+    asks ``tell()`` for every term written, and each ask is a system call."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+        self._pos: int = file.tell()
+
+    def write(self, data: Any) -> int:
+        written: int = self._file.write(data)
+        self._pos += written
+        return written
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, *args: Any) -> int:
+        self._pos = int(self._file.seek(*args))
+        return self._pos
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
-    """A ``SegmentWriter`` with a :class:`TermPool`."""
+    """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory, and
+    position-keeping segment files."""
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
         whoosh_pool: Any = self.pool
         whoosh_pool.cleanup()
         self.pool: TermPool = TermPool()
+        self._lengths = _Lengths()
+        perdoc = self.perdocwriter
+        whoosh_add_field = perdoc.add_field
+
+        def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
+            if length:
+                self._lengths.add(fieldname, self.docnum, length)
+            whoosh_add_field(fieldname, fieldobj, value, length)
+
+        perdoc.add_field = add_field
+        for name in ("_postfile", "_tindex"):
+            holder = getattr(self.fieldwriter, name, None)
+            structfile = getattr(holder, "dbfile", holder)  # the terms file is in a table
+            if structfile is not None and hasattr(structfile, "file"):
+                structfile.file = _TellingFile(structfile.file)
+
+    def _flush_segment(self) -> None:
+        # SegmentWriter._flush_segment, with the lengths from memory.
+        self.perdocwriter.close()
+        lengths = self._lengths if self.codec.length_stats else None
+        self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
+        self.fieldwriter.close()
 
 
 def _finish_segment(writer: BulkWriter) -> Any:
