@@ -20,8 +20,13 @@ from whoosh import analysis
 from whoosh.analysis.acore import Token
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-# Keyword arguments the fast path understands; any other one takes the chain.
-_FAST_KWARGS = frozenset({"positions", "boosts", "mode", "removestops", "start_pos"})
+# Keyword arguments the bulk paths understand; any other one takes the chain. (No filter
+# of the supported chain looks at ``mode``.)
+_FAST_KWARGS = frozenset(
+    {"positions", "boosts", "mode", "removestops", "start_pos", "chars", "start_char"}
+)
+# Those that need the slower of the two bulk paths (character offsets, stop words kept).
+_FULL_KWARGS = frozenset({"chars", "start_char"})
 
 
 @dataclass(frozen=True)
@@ -89,16 +94,12 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
 
     def __call__(self, value: str, no_morph: bool = False, **kwargs: Any) -> Iterator[Token]:
         plan = self._plan
-        if (
-            plan is None
-            or not isinstance(value, str)
-            or kwargs.get("mode", "") not in ("index", "")
-            or not kwargs.get("removestops", True)
-            or not _FAST_KWARGS.issuperset(kwargs)
-        ):
+        if plan is None or not isinstance(value, str) or not _FAST_KWARGS.issuperset(kwargs):
             chain: Iterator[Token] = super().__call__(value, no_morph=no_morph, **kwargs)
             return chain
-        return self._bulk(plan, value, no_morph, **kwargs)
+        if kwargs.get("removestops", True) and not kwargs.keys() & _FULL_KWARGS:
+            return self._bulk(plan, value, no_morph, **kwargs)
+        return self._bulk_full(plan, value, no_morph, **kwargs)
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""
@@ -150,4 +151,63 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
             t.text = text
             if positions:
                 t.pos = first + i if plan.renumber else start_pos + kept[i][0]
+            yield t
+
+    @staticmethod
+    def _bulk_full(
+        plan: _Plan,
+        value: str,
+        no_morph: bool,
+        positions: bool = False,
+        chars: bool = False,
+        start_pos: int = 0,
+        start_char: int = 0,
+        removestops: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
+        """Like :meth:`_bulk`, with character offsets and stop words kept (stopped), as
+        highlighting asks; what the chain does token by token, done list by list."""
+        ascii_lower = value.isascii() and plan.ascii_lower_identity
+        matches = list(plan.pattern.finditer(value.lower() if ascii_lower else value))
+        if ascii_lower:
+            words = [m.group() for m in matches]
+        else:
+            words = [m.group().lower().translate(plan.charmap) for m in matches]
+        stops, minsize, maxsize = plan.stops, plan.minsize, plan.maxsize
+        stopped = [
+            not (len(w) >= minsize and (maxsize is None or len(w) <= maxsize) and w not in stops)
+            for w in words
+        ]
+        kept = [w for w, stop in zip(words, stopped, strict=True) if not stop]
+        if not no_morph and plan.stemmer is not None:
+            ignore = plan.ignore
+            if ignore:
+                kept = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
+            else:
+                kept = plan.stemmer.stemWords(kept)
+        stems = iter(kept)
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        t.boost = 1.0
+        pos: int | None = None
+        for i, (match, word, stop) in enumerate(zip(matches, words, stopped, strict=True)):
+            if stop:
+                if removestops:
+                    continue
+                t.text = word
+                t.stopped = True
+                if positions:
+                    t.pos = start_pos + i
+            else:
+                t.text = next(stems)
+                t.stopped = False
+                if positions:
+                    if plan.renumber:
+                        pos = start_pos + i if pos is None else pos + 1
+                        t.pos = pos
+                    else:
+                        t.pos = start_pos + i
+            if chars:
+                t.startchar = start_char + match.start()
+                t.endchar = start_char + match.end()
             yield t

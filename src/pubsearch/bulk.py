@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
+
+from pubsearch import storage
 
 Doc = dict[str, Any]
 
@@ -214,7 +215,7 @@ def _finish_segment(writer: BulkWriter) -> Any:
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
     try:
-        ix = whoosh_index.open_dir(index_dir)
+        ix = storage.open_index(index_dir)
         segments: list[Any] = []
         writer: BulkWriter | None = None
         count = 0
@@ -253,7 +254,7 @@ def write_documents(
     """
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
-    ix = whoosh_index.open_dir(str(index_dir))
+    ix = storage.open_index(index_dir)
     stream = iter(docs)
     head: list[Doc] = []
     for doc in stream:

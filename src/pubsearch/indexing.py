@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whoosh import index as whoosh_index
-
 from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
 from pubsearch.facets import FacetTable
@@ -148,7 +146,7 @@ def build_index(
 def _save_facets(build_dir: Path, previous: FacetTable | None = None, added: int = 0) -> None:
     """Save the build's facet table: ``previous`` extended when the build appended ``added``
     documents to it (deleting some, renumbering none), else read from the whole index."""
-    ix = whoosh_index.open_dir(str(build_dir))
+    ix = storage.open_index(build_dir)
     try:
         with ix.reader() as reader:
             if previous is not None and reader.doc_count_all() == previous.size + added:
@@ -171,7 +169,7 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
     """Replace the first record of each paper that had duplicates by all of them merged."""
     if not groups:
         return
-    ix = whoosh_index.open_dir(str(build_dir))
+    ix = storage.open_index(build_dir)
     writer = bulk.BulkWriter(ix)
     try:
         with ix.searcher() as searcher:
@@ -219,7 +217,7 @@ def update_index(
         build_dir = storage.new_build_dir(index_dir)
         try:
             storage.copy_generation(live, build_dir)
-            ix = whoosh_index.open_dir(str(build_dir))
+            ix = storage.open_index(build_dir)
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
                 segments = len(reader.leaf_readers())

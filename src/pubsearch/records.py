@@ -190,6 +190,7 @@ class RecordMerger:
     def __init__(self) -> None:
         self._records: dict[int, Record] = {}
         self._slot_by_key: dict[str, int] = {}
+        self._merged_into: dict[int, int] = {}
         self._next_slot = 0
         self._added = 0
 
@@ -200,7 +201,9 @@ class RecordMerger:
 
     def add(self, record: Record) -> bool:
         self._added += 1
-        slots = {self._slot_by_key[k] for k in record.identity_keys if k in self._slot_by_key}
+        slots = {
+            self._root(self._slot_by_key[k]) for k in record.identity_keys if k in self._slot_by_key
+        }
         if not slots:
             self._next_slot += 1
             self._store(self._next_slot, record)
@@ -210,9 +213,15 @@ class RecordMerger:
         merged = self._records[first]
         for other in rest:
             merged = merge(merged, self._records.pop(other))
+            self._merged_into[other] = first  # keys that still name it name ``first``
         merged = merge(merged, record)
         self._store(first, merged)
         return True
+
+    def _root(self, slot: int) -> int:
+        while slot in self._merged_into:
+            slot = self._merged_into[slot]
+        return slot
 
     def _store(self, slot: int, record: Record) -> None:
         self._records[slot] = record
@@ -261,9 +270,15 @@ class StreamingMerger:
         self._slot_by_key: dict[str, int] = {}
         self._merged_into: dict[int, int] = {}
         self._next_slot = 0
-        self.duplicates = 0
+        self._added = 0
+
+    @property
+    def duplicates(self) -> int:
+        """How many records added were folded into another (as RecordMerger counts)."""
+        return self._added - len(self._identity)
 
     def add(self, record: Record) -> bool:
+        self._added += 1
         keys = record.identity_keys
         slots = {self._root(self._slot_by_key[k]) for k in keys if k in self._slot_by_key}
         if not slots:
@@ -281,7 +296,6 @@ class StreamingMerger:
         members.append(record)
         self._members[first] = members
         self._store(first, _identity_of(merge(identity, record)))
-        self.duplicates += 1
         return False
 
     def _root(self, slot: int) -> int:
