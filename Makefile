@@ -24,8 +24,9 @@ $(INDEX)/CURRENT: | $(STAMP)
 index: $(STAMP)
 	$(BIN)/pubsearch index --index $(INDEX) seeds
 
+# Serve the search page (open http://$(HOST):$(PORT)/); the index is built first if missing.
 run: $(STAMP) $(INDEX)/CURRENT
-	$(BIN)/pubsearch query --index $(INDEX) "batch size" --facets
+	$(BIN)/pubsearch serve --index $(INDEX) --host $(HOST) --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskClient
 
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.searching import SearchService
+from pubsearch.web import SERVICE_KEY, create_app
 
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "seeds"
@@ -46,3 +55,75 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if skipped:
         reporter.write_line(f"CI: {len(skipped)} test(s) skipped; in CI every test must run.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- the web application (tests/test_web_*.py) -----------------------------------------------
+
+
+@pytest.fixture
+def app(seed_index: Path) -> Iterator[Flask]:
+    app = create_app(seed_index, test_config={"TESTING": True})
+    yield app
+    app.extensions[SERVICE_KEY].close()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+# -- the real server (`pubsearch serve` in a subprocess) -------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def running_server(index_dir: Path, log: Path) -> Iterator[str]:
+    """`python -m pubsearch serve` on a free port; yields its base URL, stops it after."""
+    port = free_port()
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pubsearch", "serve", "--index", str(index_dir)]
+            + ["--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"pubsearch serve exited early:\n{log.read_text()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"pubsearch serve did not listen within 30 s:\n{log.read_text()}")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def serve() -> Callable[[Path, Path], AbstractContextManager[str]]:
+    """Start `pubsearch serve` of an index: ``with serve(index_dir, log_path) as url: ...``."""
+    return running_server
+
+
+@pytest.fixture(scope="session")
+def live_server(seed_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a real `pubsearch serve` of the seed index."""
+    log = tmp_path_factory.mktemp("server") / "serve.log"
+    with running_server(seed_index, log) as url:
+        yield url

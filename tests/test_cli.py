@@ -250,6 +250,12 @@ def test_no_results_suggests(runner: CliRunner, cli_index: Path) -> None:
     out = run(runner, "query", "--index", str(cli_index), "batch sise").stdout
     assert "No results for 'batch sise'." in out
     assert "Did you mean: batch size" in out
+    assert "Broader: without \u201csise\u201d finds 6: pubsearch query batch" in out
+
+
+def test_no_results_with_filters_suggests_dropping_one(runner: CliRunner, cli_index: Path) -> None:
+    out = run(runner, "query", "--index", str(cli_index), "lstm", "--year", "2022").stdout
+    assert "Broader: without the year filter finds 1: pubsearch query lstm" in out
 
 
 @pytest.mark.parametrize(

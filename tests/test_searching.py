@@ -195,3 +195,16 @@ def test_stats(service: SearchService) -> None:
 def test_missing_index(tmp_path: Path) -> None:
     with pytest.raises(IndexMissingError, match="no index"):
         SearchService(tmp_path / "none").search(SearchRequest(q="x"))
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SearchRequest(q="batch"),
+        SearchRequest(q="training", subjects=("cs.LG",), year=YearRange(2020, 2021)),
+        SearchRequest(authors=("Wei Lin",)),
+        SearchRequest(q="nothingmatchesthis"),
+    ],
+)
+def test_count_equals_search_total(service: SearchService, request_: SearchRequest) -> None:
+    assert service.count(request_) == service.search(request_).total

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -12,9 +13,16 @@ from typing import Any, TypeVar
 
 import click
 
-from pubsearch import export
+from pubsearch import export, storage
+from pubsearch.broadening import BroaderSearch, nearest_broader
 from pubsearch.config import ENV_INDEX, resolve_index_dir
-from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError, UsageError
+from pubsearch.errors import (
+    IndexCorruptError,
+    NothingToIndexError,
+    PubsearchError,
+    ReadError,
+    UsageError,
+)
 from pubsearch.indexing import LOCK_TIMEOUT_SECONDS, IndexSummary, build_index, update_index
 from pubsearch.querying import parse_year
 from pubsearch.readers import FORMATS, ReadReport, iter_files, read_paths
@@ -274,7 +282,14 @@ def _summary_line(
 @click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
-@click.option("--limit", default=10, show_default=True, help="Results per page (1 to 100).")
+@click.option(
+    "--limit",
+    "--page-size",
+    "limit",
+    default=10,
+    show_default=True,
+    help="Results per page (1 to 100).",
+)
 @click.option("--page", default=1, show_default=True, help="Page number, from 1.")
 @click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
 @click.option(
@@ -286,7 +301,7 @@ def _summary_line(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "jsonl", "csv"]),
+    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex"]),
     default="text",
     show_default=True,
     help="Output format. json is the same structure as the web API's /api/search.",
@@ -313,6 +328,7 @@ def query_command(
         pubsearch query "batch size" --facets
         pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
+        pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
     """
     request = SearchRequest(
         q=text,
@@ -328,16 +344,33 @@ def query_command(
     service = SearchService(_index_dir(index_dir))
     try:
         results = service.search(request)
+        bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
+        broader = None
+        if fmt == "text" and results.total == 0:
+            broader = nearest_broader(service.count, request)
     finally:
         service.close()
-    if fmt == "json":
+    if fmt == "bibtex":
+        click.echo(bibtex, nl=False)
+    elif fmt == "json":
         click.echo(export.to_json(export.results_to_dict(results)))
     elif fmt == "jsonl":
         click.echo(export.hits_to_jsonl(results.hits), nl=False)
     elif fmt == "csv":
         click.echo(export.hits_to_csv(results.hits), nl=False)
     else:
-        _print_results(results)
+        _print_results(results, broader)
+
+
+def _as_command(broader: BroaderSearch) -> str:
+    """The query command that runs ``broader``'s request."""
+    req = broader.request
+    words = ["pubsearch", "query"] + ([req.q] if req.q else [])
+    words += [arg for a in req.authors for arg in ("--author", a)]
+    words += [arg for s in req.subjects for arg in ("--subject", s)]
+    if req.year is not None:
+        words += ["--year", str(req.year)]
+    return shlex.join(words)
 
 
 def _highlighted(fragment: str) -> str:
@@ -363,12 +396,14 @@ def _print_hit(hit: Hit) -> None:
     click.echo()
 
 
-def _print_results(results: SearchResults) -> None:
+def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
     req = results.request
     if results.total == 0:
         click.echo(f"No results for {req.q!r}." if req.q else "No results.")
         if results.suggestion:
             click.echo(f"Did you mean: {results.suggestion}")
+        if broader is not None:
+            click.echo(f"Broader: {broader.change} finds {broader.total:,}: {_as_command(broader)}")
     else:
         first = results.hits[0].rank if results.hits else 0
         last = results.hits[-1].rank if results.hits else 0
@@ -447,3 +482,78 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     click.echo(f"years:     {years or '-'}")
     click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))
     click.echo("top subjects: " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_subjects))
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+@main.command("serve")
+@index_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
+    "exposes the page to your network (there is no login: put a proxy in front for that).",
+)
+@click.option(
+    "--port",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one.",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests served at once (each thread keeps its own searcher).",
+)
+@reports_errors
+def serve_command(index_dir: Path | None, host: str, port: int, threads: int) -> None:
+    """Serve the search page and its JSON API (waitress; debug is never on).
+
+    A re-index (pubsearch index) shows up without a restart.
+
+    \b
+    Example:
+        pubsearch serve                      # then open http://127.0.0.1:5000/
+        pubsearch serve --index /data/ix --port 8080
+    """
+    from waitress import create_server
+
+    from pubsearch.web import create_app
+
+    target = _index_dir(index_dir)
+    try:
+        if storage.current_generation(target) is None:
+            click.echo(
+                f"warning: no index at {target} yet; the page answers 503 until one is built "
+                f"(pubsearch index --index {target} PATH)",
+                err=True,
+            )
+    except IndexCorruptError as exc:
+        click.echo(f"warning: {exc}", err=True)
+    server = create_server(create_app(target), host=host, port=port, threads=threads)
+    listening = getattr(server, "effective_listen", None) or [
+        (server.effective_host, server.effective_port)
+    ]
+    for address, bound_port in listening:
+        click.echo(f"Serving {target} on {_browser_url(str(address), int(bound_port))}")
+    click.echo("Press Ctrl-C to stop.")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The URL to open for a listening address (0.0.0.0 is reachable as 127.0.0.1 here)."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"

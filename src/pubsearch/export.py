@@ -1,4 +1,4 @@
-"""Results and records as plain data: the JSON structure, JSON lines and CSV.
+"""Results and records as plain data: the JSON structure, JSON lines, CSV and BibTeX.
 
 :func:`results_to_dict` is the one documented JSON structure, returned by
 ``pubsearch query --format json`` and by the web page's ``/api/search`` alike.
@@ -9,11 +9,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pubsearch.records import Record
-from pubsearch.searching import FacetValue, Hit, IndexStats, SearchResults
+from pubsearch.searching import (
+    MAX_PAGE_SIZE,
+    MAX_RESULT_DEPTH,
+    FacetValue,
+    Hit,
+    IndexStats,
+    SearchRequest,
+    SearchResults,
+)
 
 CSV_COLUMNS = ("rank", "id", "title", "year", "authors", "subjects", "score", "url", "abstract")
 
@@ -122,3 +133,169 @@ def hits_to_csv(hits: Iterable[Hit]) -> str:
             ]
         )
     return buffer.getvalue()
+
+
+# -- exporting every page of a search --------------------------------------------------------
+
+# The most records one export holds; the file and the page say so when there were more.
+EXPORT_CAP = 1000
+EXPORT_FORMATS = ("bibtex", "csv", "jsonl")
+
+
+@dataclass(frozen=True)
+class ExportBatch:
+    """The hits of every page of a search, up to a cap."""
+
+    hits: tuple[Hit, ...]
+    total: int
+    cap: int
+
+    @property
+    def capped(self) -> bool:
+        return self.total > len(self.hits)
+
+    def describe(self, request: SearchRequest) -> str:
+        """One line saying what the export holds, for a comment or a note on the page."""
+        what = f"{len(self.hits):,} of {self.total:,} results"
+        if request.q:
+            what += f" for {request.q!r}"
+        if self.capped:
+            what += f" (capped at {self.cap:,}; narrow the search to export the rest)"
+        return what
+
+
+def collect_hits(
+    search: Callable[[SearchRequest], SearchResults],
+    request: SearchRequest,
+    cap: int = EXPORT_CAP,
+) -> ExportBatch:
+    """Every hit of ``request`` (all pages, in its sort order), at most ``cap`` of them.
+
+    ``search`` is :meth:`SearchService.search` or a search like it (related records).
+    """
+    cap = max(1, min(cap, MAX_RESULT_DEPTH))
+    page_size = MAX_PAGE_SIZE
+    hits: list[Hit] = []
+    total = 0
+    page = 1
+    while len(hits) < cap:
+        results = search(replace(request, page=page, page_size=page_size, facets=False))
+        total = results.total
+        hits.extend(results.hits)
+        if not results.hits or len(hits) >= total:
+            break
+        page += 1
+    return ExportBatch(tuple(hits[:cap]), total, cap)
+
+
+# -- BibTeX --------------------------------------------------------------------------------
+
+_BIBTEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_KEY_SKIP_WORDS = frozenset(
+    "a an the on of for in to and with via from by at is are towards toward".split()
+)
+
+
+def bibtex_escape(text: str) -> str:
+    """``text`` with every character that means something to (La)TeX escaped."""
+    return "".join(_BIBTEX_SPECIAL.get(c, c) for c in text)
+
+
+def _ascii_word(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return re.sub(r"[^a-z0-9]", "", decomposed.encode("ascii", "ignore").decode().lower())
+
+
+def bibtex_key(record: Record) -> str:
+    """``you2020large``: first author's family name, year and first significant title word."""
+    name = ""
+    if record.authors:
+        first = record.authors[0]
+        family = first.split(",")[0] if "," in first else first.split()[-1]
+        name = _ascii_word(family)
+    word = ""
+    for candidate in re.findall(r"\w+", record.title):
+        folded = _ascii_word(candidate)
+        if folded and folded not in _KEY_SKIP_WORDS:
+            word = folded
+            break
+    return f"{name or 'anon'}{record.year or 'nd'}{word}"
+
+
+def record_to_bibtex(record: Record, key: str) -> str:
+    """One BibTeX entry: ``@misc`` for preprints, ``@article`` for published (DOI) records."""
+    fields: list[tuple[str, str]] = []
+    published = bool(record.doi) and "arxiv" not in record.source.lower()
+    kind = "article" if published else "misc"
+    if record.authors:
+        fields.append(("author", " and ".join(bibtex_escape(a) for a in record.authors)))
+    fields.append(("title", bibtex_escape(record.title)))
+    if published and record.source:
+        fields.append(("journal", bibtex_escape(record.source)))
+    if record.year is not None:
+        fields.append(("year", str(record.year)))
+    if record.arxiv_id:
+        fields.append(("eprint", record.arxiv_id))
+        fields.append(("archivePrefix", "arXiv"))
+        if record.subjects:
+            fields.append(("primaryClass", bibtex_escape(record.subjects[0])))
+    elif not published and record.source:
+        fields.append(("howpublished", bibtex_escape(record.source)))
+    if record.doi:
+        fields.append(("doi", bibtex_escape(record.doi)))
+    if record.url:
+        fields.append(("url", bibtex_escape(record.url)))
+    if record.subjects:
+        fields.append(("keywords", bibtex_escape(", ".join(record.subjects))))
+    if record.abstract:
+        fields.append(("abstract", bibtex_escape(record.abstract)))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@{kind}{{{key},\n{body}\n}}\n"
+
+
+def records_to_bibtex(records: Iterable[Record], comment: str = "") -> str:
+    """BibTeX entries with unique keys (``you2020large``, ``you2020largea``, ...).
+
+    ``comment`` lines go first, as ``%`` comments, which BibTeX ignores.
+    """
+    out = [f"% {line}\n" for line in comment.splitlines()]
+    if out:
+        out.append("\n")
+    used: set[str] = set()
+    for record in records:
+        base = key = bibtex_key(record)
+        suffix = 0
+        while key in used:
+            key = base + _key_suffix(suffix)
+            suffix += 1
+        used.add(key)
+        out.append(record_to_bibtex(record, key) + "\n")
+    return "".join(out)
+
+
+def _key_suffix(n: int) -> str:
+    """a, b, ..., z, aa, ab, ..."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        out = letters[rem] + out
+    return out
+
+
+def hits_to_bibtex(hits: Iterable[Hit], record: Callable[[str], Record], comment: str = "") -> str:
+    """BibTeX for ``hits``; ``record`` fetches a hit's whole record (``SearchService.record``),
+    which has the arXiv id and DOI a hit lacks."""
+    return records_to_bibtex((record(h.id) for h in hits), comment)

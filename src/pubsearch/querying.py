@@ -29,7 +29,15 @@ _YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
 
 # What Whoosh's query parser raises on input it cannot take apart.
-_PARSER_FAILURES = (IndexError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
+_PARSER_FAILURES = (
+    IndexError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    KeyError,
+    RecursionError,
+    NotImplementedError,  # a lone operator in a group: "(-)x"
+)
 _NOT_WORD = re.compile(r"[^\w\s]+")
 
 

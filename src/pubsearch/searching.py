@@ -31,6 +31,7 @@ from pubsearch.indexing import author_key, record_from_stored
 from pubsearch.masks import FloatArray, query_mask
 from pubsearch.querying import YearRange, parse_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
+from pubsearch.schema import TITLE_BOOST
 from pubsearch.topdocs import field_lengths, top_documents
 
 SortOrder = Literal["relevance", "newest", "oldest"]
@@ -41,6 +42,8 @@ MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
+# More-like-this: (field, weight, key terms taken from it) for related records.
+RELATED_FIELDS = (("title", TITLE_BOOST, 6), ("abstract", 1.0, 12))
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,10 @@ class SearchService:
         self._field_lengths: weakref.WeakKeyDictionary[Searcher, dict[str, FloatArray]] = (
             weakref.WeakKeyDictionary()
         )
+        # Every searcher still open, whatever thread opened it: closed with the service
+        # even when close() is never called (indexes are read through open files).
+        self._open: set[Searcher] = set()
+        weakref.finalize(self, _close_all, self._open, self._lock)
         self._snippets = highlight.Highlighter(
             fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
             formatter=_MarkFormatter(),
@@ -195,10 +202,17 @@ class SearchService:
         snap: _Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is None or snap.generation != gen.name:
             if snap is not None:
-                snap.searcher.close()
+                self._close_searcher(snap.searcher)
             snap = _Snapshot(gen.name, gen.index, gen.index.searcher())
+            with self._lock:
+                self._open.add(snap.searcher)
             self._local.snapshot = snap
         return gen, snap.searcher
+
+    def _close_searcher(self, searcher: Searcher) -> None:
+        with self._lock:
+            self._open.discard(searcher)
+        searcher.close()
 
     def _facet_table(self, gen: _Generation, searcher: Searcher) -> FacetTable:
         with gen.lock:
@@ -225,7 +239,7 @@ class SearchService:
     def close(self) -> None:
         snap: _Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is not None:
-            snap.searcher.close()
+            self._close_searcher(snap.searcher)
             self._local.snapshot = None
 
     # -- searching -------------------------------------------------------------------------
@@ -235,12 +249,7 @@ class SearchService:
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         query = parse_query(request.q, searcher.schema)
-
-        text_mask = self._query_mask(searcher, query, table)
-        filters = self._filter_masks(request, table)
-        final = text_mask.copy()
-        for mask in filters.values():
-            final &= mask
+        text_mask, filters, final = self._masks(searcher, query, request, table)
         total = int(final.sum())
 
         hits = self._page(searcher, query, request, final, filters, total)
@@ -248,6 +257,24 @@ class SearchService:
         suggestion = self._suggest(searcher, request, query) if total == 0 else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(request, total, hits, facets, round(took, 2), suggestion)
+
+    def count(self, request: SearchRequest) -> int:
+        """How many records match ``request``: no hits, facets or suggestion computed."""
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        query = parse_query(request.q, searcher.schema)
+        return int(self._masks(searcher, query, request, table)[2].sum())
+
+    def _masks(
+        self, searcher: Searcher, query: wq.Query | None, request: SearchRequest, table: FacetTable
+    ) -> tuple[BoolArray, dict[str, BoolArray], BoolArray]:
+        """The query's documents, each filter's, and the documents matching all of them."""
+        text_mask = self._query_mask(searcher, query, table)
+        filters = self._filter_masks(request, table)
+        final = text_mask.copy()
+        for mask in filters.values():
+            final &= mask
+        return text_mask, filters, final
 
     def _query_mask(
         self, searcher: Searcher, query: wq.Query | None, table: FacetTable
@@ -410,6 +437,61 @@ class SearchService:
             authors=int((table.authors.count(live) > 0).sum()),
             subjects=int((table.subjects.count(live) > 0).sum()),
         )
+
+    # -- related records -------------------------------------------------------------------
+
+    def related(self, record_id: str, request: SearchRequest) -> SearchResults:
+        """The records most like ``record_id``, filtered, sorted and paged like a search.
+
+        "Like" is Whoosh's more-like-this: the key terms of the record's title and abstract,
+        searched for in the same fields of every other record. ``request.q``, when given,
+        narrows the related records further. Raises RecordNotFoundError for an unknown id.
+        """
+        started = time.perf_counter()
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        query = self._more_like_query(searcher, record_id)
+        narrowing = parse_query(request.q, searcher.schema)
+        if narrowing is not None:
+            query = wq.And([query, narrowing])
+
+        text_mask = self._query_mask(searcher, query, table)
+        filters = self._filter_masks(request, table)
+        final = text_mask.copy()
+        for mask in filters.values():
+            final &= mask
+        total = int(final.sum())
+
+        hits = self._page(searcher, query, request, final, filters, total)
+        facets = self._facets(request, table, text_mask, filters) if request.facets else None
+        took = (time.perf_counter() - started) * 1000
+        return SearchResults(request, total, hits, facets, round(took, 2))
+
+    def _more_like_query(self, searcher: Searcher, record_id: str) -> wq.Query:
+        stored = searcher.document(id=record_id)
+        if stored is None:
+            raise RecordNotFoundError(f"no record with id {record_id!r}")
+        terms: list[wq.Query] = []
+        for fieldname, boost, numterms in RELATED_FIELDS:
+            text = stored.get(fieldname) or ""
+            if not text:
+                continue
+            key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
+            # Short and numeric terms ("al", "2018") say little about what a paper is about.
+            kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
+            for word, weight in kept[:numterms]:
+                terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
+        if not terms:
+            return wq.NullQuery
+        return wq.AndNot(wq.Or(terms), wq.Term("id", record_id))
+
+
+def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
+    with lock:
+        left = list(searchers)
+        searchers.clear()
+    for searcher in left:
+        searcher.close()
 
 
 def _multi_facet(

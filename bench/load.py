@@ -1,0 +1,260 @@
+"""Load test: concurrent clients against a real ``pubsearch serve`` on 127.0.0.1.
+
+A script, not a test. It builds (or reuses) an index of the arXiv corpus, starts the
+server as a subprocess, sends a fixed, seeded mix of page and API requests (queries,
+facet filters, paging) from N client threads for a bounded number of requests, and
+prints throughput, latency percentiles, the error count and the server's memory.
+
+    .venv/bin/python bench/load.py                       # 8 clients, 4,000 requests
+    .venv/bin/python bench/load.py --index /tmp/arxiv-ix --clients 16 --requests 8000
+
+Traffic goes only to 127.0.0.1, and every loop is bounded by count and by time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
+
+WORDS = [
+    "learning",
+    "quantum",
+    "graph",
+    "neural",
+    "language",
+    "model",
+    "diffusion",
+    "robot",
+    "optimization",
+    "transformer",
+    "reinforcement",
+    "privacy",
+    "federated",
+    "attention",
+    "benchmark",
+    "retrieval",
+    "causal",
+    "bayesian",
+    "spectral",
+    "protein",
+    "galaxy",
+    "compiler",
+    "energy",
+    "vision",
+    "speech",
+    "agents",
+    "reasoning",
+    "kernel",
+    "sparse",
+]
+PHRASES = [
+    '"large language models"',
+    '"graph neural network"',
+    '"reinforcement learning"',
+    '"diffusion models"',
+    '"neural network"',
+]
+FIELDED = [
+    "title:quantum",
+    "title:diffusion AND abstract:image",
+    "author:wang",
+    "subject:cs.LG",
+    "year:2025 learning",
+    "ti:transformer",
+    "cat:cs.CV vision",
+]
+SUBJECTS = ["cs.LG", "cs.CV", "cs.CL", "cs.AI", "quant-ph", "stat.ML", "cs.RO"]
+YEARS = ["2024", "2025", "2024..2025", "2025..2026"]
+
+
+def request_mix(count: int, seed: int) -> list[str]:
+    """``count`` request paths: half pages, half API calls; queries, filters, paging."""
+    rng = random.Random(seed)
+    paths = []
+    for _ in range(count):
+        kind = rng.random()
+        if kind < 0.3:
+            q = rng.choice(WORDS)
+        elif kind < 0.55:
+            q = " ".join(rng.sample(WORDS, rng.choice([2, 3])))
+        elif kind < 0.7:
+            q = rng.choice(PHRASES)
+        elif kind < 0.9:
+            q = rng.choice(FIELDED)
+        else:
+            q = ""
+        params: list[tuple[str, str]] = [("q", q)] if q else []
+        if rng.random() < 0.35:
+            params += [("subject", s) for s in rng.sample(SUBJECTS, rng.choice([1, 1, 2]))]
+        if rng.random() < 0.25:
+            params.append(("year", rng.choice(YEARS)))
+        if rng.random() < 0.2:
+            params.append(("page", str(rng.randint(2, 5))))
+        if rng.random() < 0.1:
+            params.append(("sort", rng.choice(["newest", "oldest"])))
+        route = "/api/search" if rng.random() < 0.5 else "/"
+        paths.append(route + "?" + urllib.parse.urlencode(params))
+    return paths
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def client(port: int, paths: list[str], tally: Tally, deadline: float) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for path in paths:
+        if time.monotonic() > deadline:
+            break
+        started = time.perf_counter()
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            with tally.lock:
+                tally.errors.append(f"{path}: {exc!r}")
+            continue
+        elapsed = time.perf_counter() - started
+        with tally.lock:
+            tally.latencies.append(elapsed)
+            if status != 200:
+                tally.errors.append(f"{path}: HTTP {status}")
+    conn.close()
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with status {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("server did not start listening")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="corpus to index")
+    parser.add_argument("--index", type=Path, help="index directory (built when empty)")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=4000, help="total requests")
+    parser.add_argument("--threads", type=int, default=8, help="server worker threads")
+    parser.add_argument("--max-seconds", type=float, default=600, help="stop after this long")
+    parser.add_argument("--seed", type=int, default=20261129)
+    args = parser.parse_args()
+
+    pubsearch = [sys.executable, "-m", "pubsearch"]
+    index_dir = args.index or Path(tempfile.mkdtemp(prefix="pubsearch-load-"))
+    if not (index_dir / "CURRENT").exists():
+        print(f"indexing {args.data} into {index_dir} ...", flush=True)
+        subprocess.run([*pubsearch, "index", "--index", str(index_dir), str(args.data)], check=True)
+
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            *pubsearch,
+            "serve",
+            "--index",
+            str(index_dir),
+            "--port",
+            str(port),
+            "--threads",
+            str(args.threads),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, server, timeout=120)
+        # Warm up: the first request opens the index and loads the facet tables.
+        warm = Tally()
+        client(port, request_mix(20, args.seed + 1), warm, time.monotonic() + 120)
+        rss_start = rss_mb(server.pid)
+
+        paths = request_mix(args.requests, args.seed)
+        shares = [paths[i :: args.clients] for i in range(args.clients)]
+        tally = Tally()
+        samples: list[float] = []
+        deadline = time.monotonic() + args.max_seconds
+        threads = [
+            threading.Thread(target=client, args=(port, share, tally, deadline)) for share in shares
+        ]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            samples.append(rss_mb(server.pid))
+            time.sleep(0.25)
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    done = len(tally.latencies)
+    half = samples[len(samples) // 2 :] or [rss_start]
+    print()
+    print("| clients | requests | wall s | req/s | p50 ms | p95 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {args.clients} | {done:,} | {wall:.1f} | {done / wall:.1f} | "
+        f"{pct(tally.latencies, 0.5):.0f} | {pct(tally.latencies, 0.95):.0f} | "
+        f"{pct(tally.latencies, 0.99):.0f} | {len(tally.errors)} |"
+    )
+    print()
+    print(
+        f"server RSS: {rss_start:.0f} MB after warm-up, peak {max(samples or [rss_start]):.0f} MB, "
+        f"second half {min(half):.0f}-{max(half):.0f} MB (mean {statistics.mean(half):.0f} MB), "
+        f"end {samples[-1] if samples else rss_start:.0f} MB"
+    )
+    for error in tally.errors[:10]:
+        print("error:", error)
+    if tally.errors:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""The search page and its JSON API, as a Flask application made by :func:`create_app`.
+
+Importing this package creates nothing: no app, no index, no service. ``create_app`` builds
+one :class:`~pubsearch.searching.SearchService` for the index directory; the service keeps
+a searcher per thread and reopens it when the index is rebuilt, so a re-index shows up
+without a restart.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, current_app, render_template, request
+from markupsafe import Markup
+from werkzeug.exceptions import HTTPException
+
+from pubsearch import export
+from pubsearch.config import resolve_index_dir
+from pubsearch.errors import (
+    IndexCorruptError,
+    IndexMissingError,
+    ParameterError,
+    PubsearchError,
+    RecordNotFoundError,
+    UsageError,
+)
+from pubsearch.searching import Hit, SearchRequest, SearchService
+
+SERVICE_KEY = "pubsearch.service"
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "object-src 'none'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+    ]
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def create_app(
+    index_dir: str | os.PathLike[str] | None = None,
+    test_config: Mapping[str, Any] | None = None,
+) -> Flask:
+    """The web application for the index at ``index_dir`` (default: $PUBSEARCH_INDEX, else
+    ./index). ``test_config`` overrides configuration values, as in Flask's tutorial."""
+    app = Flask(__name__)
+    app.config.from_mapping(
+        INDEX_DIR=str(resolve_index_dir(index_dir, os.environ)),
+        # Only GET requests are served; anything with a body is refused early.
+        MAX_CONTENT_LENGTH=16 * 1024,
+        EXPORT_CAP=export.EXPORT_CAP,
+    )
+    if test_config:
+        app.config.update(test_config)
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    app.add_template_filter(highlighted)
+    app.jinja_env.globals["DEFAULTS"] = SearchRequest()
+
+    from pubsearch.web import views
+
+    app.extensions[SERVICE_KEY] = SearchService(Path(app.config["INDEX_DIR"]))
+    app.register_blueprint(views.bp)
+    app.register_error_handler(UsageError, _bad_request)
+    app.register_error_handler(RecordNotFoundError, _not_found)
+    app.register_error_handler(IndexMissingError, _unavailable)
+    app.register_error_handler(IndexCorruptError, _unavailable)
+    app.register_error_handler(HTTPException, _http_error)
+    app.after_request(_security_headers)
+    return app
+
+
+def service() -> SearchService:
+    """The search service of the running app."""
+    svc: SearchService = current_app.extensions[SERVICE_KEY]
+    return svc
+
+
+def highlighted(hit: Hit, part: str) -> Markup:
+    """A hit's highlighted ``title`` or ``snippet`` as HTML.
+
+    The one place HTML made in Python is marked safe: these fragments are the record's
+    text escaped by :func:`pubsearch.searching.marked_to_html`, with matches in ``<mark>``.
+    """
+    if part == "title":
+        return Markup(hit.title_html)
+    if part == "snippet":
+        return Markup(hit.snippet)
+    raise ValueError(f"no highlighted part {part!r}")
+
+
+def _security_headers(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _wants_json() -> bool:
+    return request.path.startswith("/api/")
+
+
+def _error(status: int, title: str, message: str, parameter: str | None = None) -> Response:
+    if _wants_json():
+        body: dict[str, Any] = {"status": status, "error": title, "message": message}
+        if parameter is not None:
+            body["parameter"] = parameter
+        return Response(export.to_json(body), status=status, mimetype="application/json")
+    html = render_template(
+        "error.html",
+        status=status,
+        title=title,
+        message=message,
+        q=request.args.get("q", ""),
+        syntax_help=status == 400,
+    )
+    return Response(html, status=status, mimetype="text/html")
+
+
+def _bad_request(exc: PubsearchError) -> Response:
+    parameter = exc.name if isinstance(exc, ParameterError) else None
+    return _error(400, "Bad request", str(exc), parameter)
+
+
+def _not_found(exc: PubsearchError) -> Response:
+    return _error(404, "Not found", str(exc))
+
+
+def _unavailable(exc: PubsearchError) -> Response:
+    return _error(503, "Index unavailable", str(exc))
+
+
+def _http_error(exc: HTTPException) -> Response:
+    status = exc.code or 500
+    title = exc.name[:1] + exc.name[1:].lower()  # "Not Found" -> "Not found", as ours
+    response = _error(status, title, exc.description or exc.name)
+    allow = exc.get_response().headers.get("Allow")  # set by 405 Method Not Allowed
+    if allow:
+        response.headers["Allow"] = allow
+    return response

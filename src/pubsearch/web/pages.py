@@ -1,0 +1,360 @@
+"""What a results page shows, as plain data: the templates only render it.
+
+:func:`build_results_page` turns :class:`SearchResults` into facet groups (each value with its
+count and the URL that ticks or unticks it), the year histogram, removable chips, pages,
+and the links of each hit. Nothing here searches; everything here is a URL or a label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from pubsearch.broadening import BroaderSearch
+from pubsearch.searching import (
+    DEFAULT_FACET_SIZE,
+    MAX_PAGE_SIZE,
+    MAX_RESULT_DEPTH,
+    SORT_ORDERS,
+    FacetValue,
+    Hit,
+    SearchRequest,
+    SearchResults,
+)
+from pubsearch.subjects import subject_name
+from pubsearch.web import urls
+
+SORT_LABELS = {"relevance": "Relevance", "newest": "Newest first", "oldest": "Oldest first"}
+PAGE_SIZES = (10, 20, 50, MAX_PAGE_SIZE)
+MAX_FACET_SIZE = 1000
+HISTOGRAM_STEPS = 20  # bar heights are classes h0..h20 (the CSP allows no inline styles)
+HISTOGRAM_MAX_GAP_FILL = 80  # years between the first and last shown as empty bars
+PAGE_WINDOW = 2  # page links either side of the current page
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    url: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An option of a select (sort order, page size)."""
+
+    value: str
+    label: str
+    selected: bool
+
+
+@dataclass(frozen=True)
+class FacetOption:
+    value: str
+    title: str  # the full name of a subject code; "" for authors
+    count: int
+    selected: bool
+    url: str  # ticks the value, or unticks it when selected
+
+
+@dataclass(frozen=True)
+class FacetGroup:
+    name: str  # the parameter: author, subject
+    title: str
+    options: tuple[FacetOption, ...]
+    more_url: str | None
+    fewer_url: str | None
+    filterable: bool  # long lists get a type-to-filter box
+
+    @property
+    def selected_count(self) -> int:
+        return sum(1 for o in self.options if o.selected)
+
+
+@dataclass(frozen=True)
+class YearBar:
+    year: int
+    count: int
+    selected: bool
+    url: str | None  # None for a year without matches
+    height: int  # 0..HISTOGRAM_STEPS
+    show_label: bool
+
+
+@dataclass(frozen=True)
+class YearFacet:
+    bars: tuple[YearBar, ...]
+    selected: str  # the year parameter ("2019..2021"), "" when none
+    clear_url: str | None
+
+
+@dataclass(frozen=True)
+class Chip:
+    facet: str
+    label: str
+    title: str
+    remove_url: str
+
+
+@dataclass(frozen=True)
+class SubjectTag:
+    code: str
+    name: str
+    url: str
+
+
+@dataclass(frozen=True)
+class HitView:
+    hit: Hit
+    authors: tuple[Link, ...]
+    subjects: tuple[SubjectTag, ...]
+    source: Link
+    related_url: str
+
+
+@dataclass(frozen=True)
+class PageLink:
+    number: int | None  # None for a gap ("...")
+    url: str
+    current: bool
+
+
+@dataclass(frozen=True)
+class ExportLinks:
+    links: tuple[Link, ...]
+    note: str
+
+
+@dataclass(frozen=True)
+class ResultsPage:
+    results: SearchResults
+    path: str
+    hits: tuple[HitView, ...]
+    facets: tuple[FacetGroup, ...]
+    years: YearFacet
+    chips: tuple[Chip, ...]
+    clear_url: str | None
+    pages: tuple[PageLink, ...]
+    first_url: str
+    prev_url: str | None
+    next_url: str | None
+    sorts: tuple[Choice, ...]
+    page_sizes: tuple[Choice, ...]
+    export: ExportLinks
+    suggestion_url: str | None
+    broader: BroaderSearch | None
+    broader_url: str | None
+
+    @property
+    def request(self) -> SearchRequest:
+        return self.results.request
+
+    @property
+    def first(self) -> int:
+        return self.hits[0].hit.rank if self.hits else 0
+
+    @property
+    def last(self) -> int:
+        return self.hits[-1].hit.rank if self.hits else 0
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.chips)
+
+
+def build_results_page(
+    results: SearchResults,
+    path: str,
+    export_paths: Mapping[str, str],
+    export_cap: int,
+    related_url: Callable[[str], str],
+    broader: BroaderSearch | None = None,
+    extra_export_params: str = "",
+) -> ResultsPage:
+    """Everything a results page at ``path`` shows, computed from ``results``.
+
+    ``export_paths`` maps a format's label (BibTeX, CSV, JSON lines) to its export route;
+    ``related_url`` gives the URL of a record's related-papers page.
+    """
+    req = results.request
+
+    def url(r: SearchRequest) -> str:
+        return urls.search_url(path, r)
+
+    facets = results.facets or {}
+    groups = (
+        _facet_group("author", "Authors", facets.get("author", ()), req, path, filterable=True),
+        _facet_group("subject", "Subjects", facets.get("subject", ()), req, path),
+    )
+    return ResultsPage(
+        results=results,
+        path=path,
+        hits=tuple(_hit_view(hit, req, path, related_url) for hit in results.hits),
+        facets=groups,
+        years=_year_facet(facets.get("year", ()), req, path),
+        chips=_chips(req, path),
+        clear_url=url(urls.without_filters(req)) if _has_filters(req) else None,
+        pages=_pages(results, path),
+        first_url=url(replace(req, page=1)),
+        prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
+        next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
+        sorts=tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS),
+        page_sizes=tuple(
+            Choice(str(n), str(n), n == req.page_size) for n in sorted({*PAGE_SIZES, req.page_size})
+        ),
+        export=_export_links(results, export_paths, export_cap, extra_export_params),
+        suggestion_url=(
+            url(replace(req, q=results.suggestion, page=1)) if results.suggestion else None
+        ),
+        broader=broader,
+        broader_url=url(broader.request) if broader else None,
+    )
+
+
+def _has_filters(req: SearchRequest) -> bool:
+    return bool(req.authors or req.subjects or req.year is not None)
+
+
+def _facet_group(
+    name: str,
+    title: str,
+    values: tuple[FacetValue, ...],
+    req: SearchRequest,
+    path: str,
+    filterable: bool = False,
+) -> FacetGroup:
+    toggle = urls.toggle_author if name == "author" else urls.toggle_subject
+    options = tuple(
+        FacetOption(
+            value=v.value,
+            title=(subject_name(v.value) or "") if name == "subject" else "",
+            count=v.count,
+            selected=v.selected,
+            url=urls.search_url(path, toggle(req, v.value)),
+        )
+        for v in values
+    )
+    unselected = sum(1 for v in values if not v.selected)
+    more = None
+    if unselected >= req.facet_size and req.facet_size < MAX_FACET_SIZE:
+        more = urls.search_url(
+            path, replace(req, facet_size=min(MAX_FACET_SIZE, req.facet_size * 5))
+        )
+    fewer = None
+    if req.facet_size > DEFAULT_FACET_SIZE:
+        fewer = urls.search_url(path, replace(req, facet_size=DEFAULT_FACET_SIZE))
+    return FacetGroup(name, title, options, more, fewer, filterable)
+
+
+def _year_facet(values: tuple[FacetValue, ...], req: SearchRequest, path: str) -> YearFacet:
+    counts = {int(v.value): v for v in values}
+    years = sorted(counts)
+    if years and years[-1] - years[0] <= HISTOGRAM_MAX_GAP_FILL:
+        years = list(range(years[0], years[-1] + 1))
+    peak = max((v.count for v in values), default=0)
+    every = max(1, math.ceil(len(years) / 8))
+    bars = []
+    for i, year in enumerate(years):
+        value = counts.get(year)
+        count = value.count if value else 0
+        height = math.ceil(count / peak * HISTOGRAM_STEPS) if peak and count else 0
+        bars.append(
+            YearBar(
+                year=year,
+                count=count,
+                selected=bool(value and value.selected),
+                url=urls.search_url(path, urls.toggle_year(req, year)) if count else None,
+                height=height,
+                show_label=i % every == 0 or i == len(years) - 1,
+            )
+        )
+    clear = None
+    if req.year is not None:
+        clear = urls.search_url(path, replace(req, year=None, page=1))
+    return YearFacet(tuple(bars), str(req.year) if req.year else "", clear)
+
+
+def _chips(req: SearchRequest, path: str) -> tuple[Chip, ...]:
+    chips = [
+        Chip("Author", a, "", urls.search_url(path, urls.toggle_author(req, a)))
+        for a in req.authors
+    ]
+    chips += [
+        Chip(
+            "Subject",
+            s,
+            subject_name(s) or "",
+            urls.search_url(path, urls.toggle_subject(req, s)),
+        )
+        for s in req.subjects
+    ]
+    if req.year is not None:
+        chips.append(
+            Chip("Year", str(req.year), "", urls.search_url(path, replace(req, year=None, page=1)))
+        )
+    return tuple(chips)
+
+
+def _hit_view(
+    hit: Hit, req: SearchRequest, path: str, related_url: Callable[[str], str]
+) -> HitView:
+    source_url, source_label = urls.source_link(hit.url, hit.title, hit.source)
+    return HitView(
+        hit=hit,
+        authors=tuple(
+            Link(a, urls.search_url(path, urls.add_author(req, a)), f"Only papers by {a}")
+            for a in hit.authors
+        ),
+        subjects=tuple(
+            SubjectTag(s, subject_name(s) or "", urls.search_url(path, urls.add_subject(req, s)))
+            for s in hit.subjects
+        ),
+        source=Link(source_label, source_url),
+        related_url=related_url(hit.id),
+    )
+
+
+def _last_page(results: SearchResults) -> int:
+    size = results.request.page_size
+    return max(1, min(results.pages, MAX_RESULT_DEPTH // size))
+
+
+def _pages(results: SearchResults, path: str) -> tuple[PageLink, ...]:
+    req = results.request
+    last = _last_page(results)
+    if last <= 1:
+        return ()
+    wanted = {1, last, *range(req.page - PAGE_WINDOW, req.page + PAGE_WINDOW + 1)}
+    numbers = sorted(n for n in wanted if 1 <= n <= last)
+    out: list[PageLink] = []
+    previous = 0
+    for n in numbers:
+        if n - previous > 1:
+            out.append(PageLink(None, "", False))
+        out.append(PageLink(n, urls.search_url(path, replace(req, page=n)), n == req.page))
+        previous = n
+    return tuple(out)
+
+
+def _export_links(
+    results: SearchResults, paths: Mapping[str, str], cap: int, extra: str
+) -> ExportLinks:
+    # Every page is exported, so the page and its size are left out of the link.
+    req = replace(
+        results.request,
+        page=1,
+        page_size=SearchRequest.page_size,
+        facet_size=DEFAULT_FACET_SIZE,
+    )
+    links = []
+    for label, export_path in paths.items():
+        href = urls.search_url(export_path, req)
+        if extra:
+            href += ("&" if "?" in href else "?") + extra
+        links.append(Link(label, href))
+    if results.total > cap:
+        note = f"Exports hold the first {cap:,} of {results.total:,} results."
+    else:
+        note = f"Exports hold all {results.total:,} results (at most {cap:,})."
+    return ExportLinks(tuple(links), note)

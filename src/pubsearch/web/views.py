@@ -1,0 +1,141 @@
+"""Routes: parse the parameters, call the search service, render. No search logic here.
+
+/                         the search page (q, author, subject, year, sort, page, ...)
+/related/<id>             records most like one record, as a results page
+/export.bib|csv|jsonl     every page of the current results (capped), as a download
+/api/search               the JSON of `pubsearch query --format json --facets`
+/api/records/<id>         one record
+/api/related/<id>         the JSON of a related-records page
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+
+from pubsearch import export
+from pubsearch.broadening import nearest_broader
+from pubsearch.params import collect_params, request_from_params
+from pubsearch.records import Record
+from pubsearch.searching import SearchRequest, SearchResults
+from pubsearch.web import service
+from pubsearch.web.pages import build_results_page
+from pubsearch.web.urls import search_url
+
+bp = Blueprint("pubsearch", __name__)
+
+# Export routes: extension -> (link label, media type).
+EXPORTS = {
+    "bib": ("BibTeX", "application/x-bibtex"),
+    "csv": ("CSV", "text/csv"),
+    "jsonl": ("JSON lines", "application/x-ndjson"),
+}
+
+Search = Callable[[SearchRequest], SearchResults]
+
+
+def _search_request(facets: bool = True) -> SearchRequest:
+    return request_from_params(collect_params(request.args.getlist), facets=facets)
+
+
+def _json(data: Any) -> Response:
+    # The CLI's serializer, so that the API and `pubsearch query --format json` match.
+    return Response(export.to_json(data) + "\n", mimetype="application/json")
+
+
+# -- pages ---------------------------------------------------------------------------------
+
+
+@bp.get("/")
+def search_page() -> str:
+    svc = service()
+    req = _search_request()
+    results = svc.search(req)
+    return _render_results(results, svc.count, url_for(".search_page"), related=None)
+
+
+@bp.get("/related/<path:record_id>")
+def related_page(record_id: str) -> str:
+    svc = service()
+    record = svc.record(record_id)
+    req = _search_request()
+    search: Search = functools.partial(svc.related, record.id)
+    results = search(req)
+    path = url_for(".related_page", record_id=record.id)
+    return _render_results(results, lambda r: search(r).total, path, related=record)
+
+
+def _render_results(
+    results: SearchResults, count: Callable[[SearchRequest], int], path: str, related: Record | None
+) -> str:
+    req = results.request
+    broader = None
+    if results.total == 0 and (req.q or req.authors or req.subjects or req.year is not None):
+        broader = nearest_broader(count, req)
+    page = build_results_page(
+        results,
+        path,
+        export_paths={
+            label: url_for(".export_results", ext=ext) for ext, (label, _) in EXPORTS.items()
+        },
+        export_cap=current_app.config["EXPORT_CAP"],
+        related_url=lambda record_id: url_for(".related_page", record_id=record_id),
+        broader=broader,
+        extra_export_params=urlencode({"related": related.id}) if related else "",
+    )
+    if related is None:
+        json_url = search_url(url_for(".api_search"), req)
+    else:
+        json_url = search_url(url_for(".api_related", record_id=related.id), req)
+    return render_template("search.html", page=page, related=related, json_url=json_url)
+
+
+# -- export --------------------------------------------------------------------------------
+
+
+@bp.get("/export.<any(bib, csv, jsonl):ext>")
+def export_results(ext: str) -> Response:
+    """Every page of the results of the same parameters as the page (plus ``related``)."""
+    svc = service()
+    req = _search_request(facets=False)
+    related = request.args.get("related", "").strip()
+    search: Search = functools.partial(svc.related, related) if related else svc.search
+    batch = export.collect_hits(search, req, cap=current_app.config["EXPORT_CAP"])
+    if ext == "bib":
+        comment = f"pubsearch export: {batch.describe(req)}\nsearch: {request.full_path}"
+        body = export.hits_to_bibtex(batch.hits, svc.record, comment)
+    elif ext == "csv":
+        body = export.hits_to_csv(batch.hits)
+    else:
+        body = export.hits_to_jsonl(batch.hits)
+    _, media_type = EXPORTS[ext]
+    response = Response(body, mimetype=media_type)
+    response.headers["Content-Disposition"] = f'attachment; filename="pubsearch.{ext}"'
+    response.headers["X-Total-Count"] = str(batch.total)
+    response.headers["X-Export-Count"] = str(len(batch.hits))
+    response.headers["X-Export-Capped"] = "true" if batch.capped else "false"
+    return response
+
+
+# -- JSON API ------------------------------------------------------------------------------
+
+
+@bp.get("/api/search")
+def api_search() -> Response:
+    """The same parameters as the page; facets always included."""
+    return _json(export.results_to_dict(service().search(_search_request(facets=True))))
+
+
+@bp.get("/api/records/<path:record_id>")
+def api_record(record_id: str) -> Response:
+    return _json(export.record_to_dict(service().record(record_id)))
+
+
+@bp.get("/api/related/<path:record_id>")
+def api_related(record_id: str) -> Response:
+    results = service().related(record_id, _search_request(facets=True))
+    return _json(export.results_to_dict(results))

@@ -1,0 +1,409 @@
+"""The page in a real browser: Debian's Chromium driven by Playwright against `pubsearch serve`.
+
+Chromium is found at $PUBSEARCH_CHROMIUM, /usr/bin/chromium or on PATH. Without it these
+tests skip, saying how to install it, except in CI (CI=true), where they fail.
+Set PUBSEARCH_SCREENSHOT=path.png to keep a screenshot of the page with facets applied
+(and path-320px.png, the same page on a 320 px wide screen).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+
+from pubsearch.indexing import build_index
+from pubsearch.records import Record
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+HOW_TO_INSTALL = (
+    "no Chromium found: install Debian's with `sudo apt-get install chromium` "
+    "(or set PUBSEARCH_CHROMIUM to a Chromium binary); never `playwright install`"
+)
+WIDE = {"width": 1280, "height": 900}
+NARROW = {"width": 320, "height": 720}
+
+
+def find_chromium(environ: Mapping[str, str]) -> str | None:
+    for candidate in (
+        environ.get("PUBSEARCH_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def require_chromium(environ: Mapping[str, str], found: str | None) -> str:
+    """The Chromium to drive; skips without one, but fails in CI (CI=true)."""
+    if found is None:
+        if environ.get("CI", "").lower() == "true":
+            pytest.fail(HOW_TO_INSTALL + " (CI=true: the browser tests must run)")
+        pytest.skip(HOW_TO_INSTALL)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = require_chromium(os.environ, find_chromium(os.environ))
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+def test_missing_chromium_skips_with_how_to_install_but_fails_in_ci() -> None:
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        require_chromium({}, None)
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        require_chromium({"CI": "true"}, None)
+    assert require_chromium({"CI": "true"}, "/usr/bin/chromium") == "/usr/bin/chromium"
+
+
+def test_pubsearch_chromium_points_at_a_browser(tmp_path: Path) -> None:
+    fake = tmp_path / "my-chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert find_chromium({"PUBSEARCH_CHROMIUM": str(fake)}) == str(fake)
+
+
+def _open_page(browser: Browser, javascript: bool = True, **viewport: int) -> Iterator[Page]:
+    context = browser.new_context(viewport=viewport or WIDE, java_script_enabled=javascript)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    problems: list[str] = []
+
+    def console(message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            problems.append(f"console {message.type}: {message.text}")
+
+    page.on("console", console)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    yield page
+    context.close()
+    # No script errors, no CSP violations, no failed loads.
+    assert problems == []
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    yield from _open_page(browser)
+
+
+def url_params(page: Page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def total(page: Page) -> int:
+    text = page.locator(".total strong").inner_text()
+    return int(text.replace(",", ""))
+
+
+def facet_box(page: Page, facet: str, value: str) -> tuple[Locator, Locator]:
+    option = page.locator(f"#facet-{facet}-list li").filter(
+        has=page.locator(f'input[value="{value}"]')
+    )
+    return option.locator("input[type=checkbox]"), option.locator(".count")
+
+
+def subject_count(page: Page, code: str) -> int:
+    _, count = facet_box(page, "subject", code)
+    return int(count.inner_text())
+
+
+def tick(page: Page, facet: str, value: str, checked: bool) -> None:
+    box, _ = facet_box(page, facet, value)
+    with page.expect_navigation():
+        box.set_checked(checked)
+
+
+def screenshot_path(tmp_path: Path) -> Path:
+    target = Path(os.environ.get("PUBSEARCH_SCREENSHOT") or tmp_path / "facets.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def test_search_tick_untick_and_go_back(page: Page, live_server: str, tmp_path: Path) -> None:
+    page.goto(live_server + "/")
+    assert total(page) == 36
+
+    # "/" focuses the search box; typing a query and Enter searches.
+    page.locator("body").press("/")
+    expect(page.locator("#q")).to_be_focused()
+    page.keyboard.type("batch size")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert url_params(page) == {"q": ["batch size"]}  # no empty or default parameters
+    assert total(page) == 6
+    assert (subject_count(page, "cs.LG"), subject_count(page, "cs.DC")) == (5, 1)
+
+    # Ticking a subject applies at once; the other subject keeps its count (disjunctive).
+    tick(page, "subject", "cs.DC", True)
+    assert url_params(page) == {"q": ["batch size"], "subject": ["cs.DC"]}
+    assert total(page) == 1
+    assert subject_count(page, "cs.LG") == 5
+    expect(page.locator(".chip")).to_have_count(1)
+    expect(page.locator(".chip")).to_contain_text("cs.DC")
+
+    # Two values of one facet mean OR.
+    tick(page, "subject", "cs.LG", True)
+    assert sorted(url_params(page)["subject"]) == ["cs.DC", "cs.LG"]
+    assert total(page) == 6
+    page.screenshot(path=str(screenshot_path(tmp_path)), full_page=True)
+
+    tick(page, "subject", "cs.DC", False)
+    assert url_params(page) == {"q": ["batch size"], "subject": ["cs.LG"]}
+    assert total(page) == 5
+
+    # Back shows each earlier state, boxes ticked as its URL says.
+    page.go_back()
+    assert sorted(url_params(page)["subject"]) == ["cs.DC", "cs.LG"]
+    assert total(page) == 6
+    for code in ("cs.DC", "cs.LG"):
+        box, _ = facet_box(page, "subject", code)
+        expect(box).to_be_checked()
+    page.go_back()
+    assert url_params(page)["subject"] == ["cs.DC"]
+    assert total(page) == 1
+    box, _ = facet_box(page, "subject", "cs.LG")
+    expect(box).not_to_be_checked()
+
+
+def test_abstract_toggle(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/?q=batch+size")
+    first = page.locator(".hit").first
+    abstract = first.locator("details.abstract p")
+    expect(abstract).to_be_hidden()
+    first.get_by_text("Full abstract").click()
+    expect(abstract).to_be_visible()
+    assert "Large-batch training is an efficient approach" in abstract.inner_text()
+    assert first.locator("details.abstract").get_attribute("open") is not None
+
+
+def test_year_bar_chips_and_clear_all(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/?q=training&author=Yang+You")
+    before = total(page)
+    with page.expect_navigation():
+        page.locator('.histogram a[aria-label^="2021:"]').click()
+    assert url_params(page) == {"q": ["training"], "author": ["Yang You"], "year": ["2021"]}
+    assert total(page) < before
+    expect(page.locator("#year")).to_have_value("2021")
+    with page.expect_navigation():
+        page.get_by_role("link", name="Remove year filter 2021").click()
+    assert "year" not in url_params(page)
+    with page.expect_navigation():
+        page.get_by_role("link", name="Clear all").click()
+    assert url_params(page) == {"q": ["training"]}
+
+
+def test_sort_and_page_size_apply_at_once(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/?q=training")
+    with page.expect_navigation():
+        page.get_by_label("Sort").select_option("oldest")
+    assert url_params(page) == {"q": ["training"], "sort": ["oldest"]}
+    years = [int(y) for y in page.locator(".hit .year").all_inner_texts()]
+    assert years == sorted(years)
+    with page.expect_navigation():
+        page.get_by_label("Per page").select_option("20")
+    assert url_params(page)["page_size"] == ["20"]
+
+
+def test_related_papers_page(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/?q=batch+size")
+    with page.expect_navigation():
+        page.locator(".hit").first.get_by_role("link", name="Related papers").click()
+    assert re.search(r"/related/[^/?]+$", page.url)
+    expect(page.locator(".related-banner")).to_contain_text("The Limit of the Batch Size")
+    assert total(page) > 0
+
+
+def test_visible_focus(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/?q=batch")
+    page.keyboard.press("Tab")  # the skip link comes first
+    focused = page.evaluate("document.activeElement.className")
+    assert focused == "skip-link"
+    expect(page.locator(".skip-link")).to_be_in_viewport()
+    page.keyboard.press("Tab")
+    style = page.evaluate(
+        "(() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineStyle, s.outlineWidth]; })()"
+    )
+    assert style == ["solid", "3px"]
+
+
+def test_narrow_screen(browser: Browser, live_server: str, tmp_path: Path) -> None:
+    for page in _open_page(browser, **NARROW):
+        page.goto(live_server + "/?q=batch+size&subject=cs.DC&subject=cs.LG")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= NARROW["width"]
+        filters = page.locator("details.filters")
+        assert filters.get_attribute("open") is None  # folded away on a narrow screen
+        expect(page.locator("#facet-subject")).to_be_hidden()
+        filters.locator("summary").click()
+        expect(page.locator("#facet-subject")).to_be_visible()
+        shot = screenshot_path(tmp_path)
+        page.screenshot(path=str(shot.with_name(shot.stem + "-320px.png")), full_page=True)
+
+
+def test_works_without_javascript(browser: Browser, live_server: str) -> None:
+    for page in _open_page(browser, javascript=False):
+        page.goto(live_server + "/?q=batch+size")
+        expect(page.locator(".apply-filters button")).to_be_visible()
+        box, _ = facet_box(page, "subject", "cs.DC")
+        box.check()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Apply filters").click()
+        params = url_params(page)
+        assert params["q"] == ["batch size"] and params["subject"] == ["cs.DC"]
+        assert total(page) == 1
+        expect(page.locator(".facet-filter")).to_have_count(0)
+
+
+# -- a long author list: type to filter it ---------------------------------------------------
+
+MANY_AUTHORS = [
+    "Ada Lovelace",
+    "Alan Turing",
+    "Barbara Liskov",
+    "Claude Shannon",
+    "Donald Knuth",
+    "Edsger Dijkstra",
+    "Frances Allen",
+    "Grace Hopper",
+    "Jürgen Schmidhuber",
+    "Leslie Lamport",
+]
+
+
+@pytest.fixture(scope="module")
+def many_authors_server(
+    tmp_path_factory: pytest.TempPathFactory,
+    serve: Callable[[Path, Path], AbstractContextManager[str]],
+) -> Iterator[str]:
+    index_dir = tmp_path_factory.mktemp("many-authors")
+    records = [
+        Record(title=f"Paper {i} on graphs", authors=(name,), year=2000 + i, subjects=("cs.DS",))
+        for i, name in enumerate(MANY_AUTHORS)
+    ]
+    build_index(index_dir, records)
+    with serve(index_dir, index_dir.parent / "serve.log") as url:
+        yield url
+
+
+def test_author_facet_can_be_filtered_by_typing(page: Page, many_authors_server: str) -> None:
+    page.goto(many_authors_server + "/")
+    items = page.locator("#facet-author-list li")
+    expect(items).to_have_count(len(MANY_AUTHORS))
+    search = page.get_by_label("Filter authors")
+    expect(search).to_be_visible()
+    search.fill("jurgen")  # accents do not matter
+    expect(page.locator("#facet-author-list li:visible")).to_have_count(1)
+    expect(page.locator("#facet-author-list li:visible")).to_contain_text("Jürgen Schmidhuber")
+    search.fill("")
+    expect(page.locator("#facet-author-list li:visible")).to_have_count(len(MANY_AUTHORS))
+    search.fill("a")
+    search.press("Enter")  # does not submit the form
+    assert url_params(page) == {}
+    with page.expect_navigation():
+        page.locator("#facet-author-list li:visible").first.locator("input").check()
+    assert len(url_params(page)["author"]) == 1
+    assert total(page) == 1
+
+
+# -- stored and reflected XSS, in the real browser ---------------------------------------------
+
+XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+XSS_RECORDS = [
+    Record(
+        title=f"Batch training {XSS} title",
+        abstract=f"Large batch training abstract {XSS} with x < y && 'quotes' batch.",
+        authors=(f"Eve {XSS}", "O'Neil & Sons"),
+        subjects=("cs.LG", '"><svg onload=window.__pwned=3>'),
+        year=2021,
+    ),
+    Record(
+        title="A plain paper about batch size", authors=("Bob",), year=2020, subjects=("cs.DC",)
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def xss_server(
+    tmp_path_factory: pytest.TempPathFactory,
+    serve: Callable[[Path, Path], AbstractContextManager[str]],
+) -> Iterator[str]:
+    index_dir = tmp_path_factory.mktemp("xss")
+    build_index(index_dir, XSS_RECORDS)
+    with serve(index_dir, index_dir.parent / "xss-serve.log") as url:
+        yield url
+
+
+def assert_not_pwned(page: Page) -> None:
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("body img[src=x]").count() == 0
+    assert page.locator("body svg[onload]").count() == 0
+    # Every script element is our own file.
+    sources = page.locator("script").evaluate_all("els => els.map(e => e.src)")
+    assert all(src.endswith("/static/pubsearch.js") for src in sources)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/?q=batch",
+        "/?q=onerror",
+        "/?q=" + "%3Cscript%3Ewindow.__pwned%3D4%3C%2Fscript%3E",
+        "/?q=%22%3E%3Cimg+src%3Dx+onerror%3D%22window.__pwned%3D5%22%3E",
+        "/?q=batch&author=Eve+%3Cscript%3Ewindow.__pwned%3D6%3C%2Fscript%3E",
+        "/?q=nothingatall%3Cscript%3Ewindow.__pwned%3D7%3C%2Fscript%3E",
+    ],
+)
+def test_stored_and_reflected_xss_do_not_run(page: Page, xss_server: str, path: str) -> None:
+    response = page.goto(xss_server + path)
+    assert response is not None and response.status == 200
+    assert_not_pwned(page)
+
+
+def test_reflected_xss_on_the_error_page(browser: Browser, xss_server: str) -> None:
+    context = browser.new_context(viewport=WIDE)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        bad = "%3Cscript%3Ewindow.__pwned%3D8%3C%2Fscript%3E"
+        response = page.goto(f"{xss_server}/?q=batch&year={bad}&sort={bad}")
+        assert response is not None and response.status == 400
+        assert_not_pwned(page)
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_stored_markup_shows_as_text(page: Page, xss_server: str) -> None:
+    page.goto(xss_server + "/?q=batch")
+    expect(page.get_by_text("<script>window.__pwned=2</script>").first).to_be_visible()
+    page.locator("details summary").first.click()
+    assert_not_pwned(page)
+    with page.expect_navigation():
+        page.get_by_role("link", name=re.compile("Related papers")).first.click()
+    assert_not_pwned(page)

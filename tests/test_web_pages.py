@@ -1,0 +1,224 @@
+"""The search page through Flask's test client: what it shows and where its links go."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from pubsearch.searching import SearchRequest
+from pubsearch.web import SERVICE_KEY, create_app
+
+
+def text(client: FlaskClient, url: str, status: int = 200) -> str:
+    response = client.get(url)
+    assert response.status_code == status, response.get_data(as_text=True)[:2000]
+    return response.get_data(as_text=True)
+
+
+def links(page: str, css_class: str) -> list[str]:
+    return [html.unescape(h) for h in re.findall(rf'class="{css_class}" href="([^"]+)"', page)]
+
+
+def params(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def hit_titles(page: str) -> list[str]:
+    found = re.findall(r'<h2 class="hit-title"[^>]*><a [^>]*>(.*?)</a></h2>', page, re.DOTALL)
+    return [html.unescape(re.sub(r"</?mark>", "", t)) for t in found]
+
+
+def test_home_page_lists_everything_with_facets(client: FlaskClient) -> None:
+    page = text(client, "/")
+    assert "<strong>36</strong> results" in page
+    assert len(hit_titles(page)) == 10
+    assert '<form id="search" class="search-form" method="get" action="/"' in page
+    assert '<label for="q" class="visually-hidden">Search publications</label>' in page
+    for legend in ("Authors", "Year", "Subjects"):
+        assert f"<legend>{legend}</legend>" in page
+    assert 'aria-label="Pages"' in page
+    assert 'href="/?page=4"' in page
+
+
+def test_query_highlights_matches_in_titles_and_snippets(client: FlaskClient) -> None:
+    page = text(client, "/?q=batch+size")
+    assert '<strong>6</strong> results for “<span class="query">batch size</span>”' in page
+    assert "The Limit of the <mark>Batch</mark> <mark>Size</mark>" in page
+    assert re.search(r'<p class="snippet">[^<]*<mark>batch</mark>', page)
+    assert "<summary>Full abstract</summary>" in page
+    assert hit_titles(page)[0] == "The Limit of the Batch Size"
+
+
+def test_hit_shows_authors_as_filter_links_subjects_with_names_and_source(
+    client: FlaskClient,
+) -> None:
+    page = text(client, "/?q=whale")
+    author_link = re.search(r'<span class="authors"><a href="([^"]+)"', page)
+    assert author_link is not None
+    assert params(html.unescape(author_link.group(1))) == {"q": ["whale"], "author": ["Wei Lin"]}
+    assert "Distributed, Parallel, and Cluster Computing" in page
+    tag = links(page, "tag")[0]
+    assert params(tag) == {"q": ["whale"], "subject": ["cs.DC"]}
+    # No arXiv id in the seeds: the source link searches arXiv for the title.
+    assert (
+        'href="https://arxiv.org/search/?query=Whale%3A+Efficient+Giant+Model+Training+over'
+        '+Heterogeneous+GPUs&amp;searchtype=title"' in page
+    )
+    assert re.search(r'<a href="/related/t[0-9a-f]+">Related papers</a>', page)
+
+
+def test_chips_remove_one_filter_and_clear_all_keeps_the_query(client: FlaskClient) -> None:
+    page = text(client, "/?q=training&subject=cs.LG&subject=cs.DC&author=Yang+You&year=2020..")
+    chips = links(page, "chip")
+    assert len(chips) == 4
+    assert params(chips[0]) == {
+        "q": ["training"],
+        "subject": ["cs.LG", "cs.DC"],
+        "year": ["2020.."],
+    }
+    assert params(chips[1])["subject"] == ["cs.DC"]
+    assert "year" not in params(chips[3])
+    clear = links(page, "clear-all")
+    assert clear == ["/?q=training"]
+    assert 'aria-label="Remove subject filter cs.LG"' in page
+    assert '<span class="badge">4</span>' in page
+
+
+def test_year_histogram_bars_select_a_year_and_unselect_it(client: FlaskClient) -> None:
+    page = text(client, "/?subject=cs.DC")
+    bar = re.search(r'<a href="([^"]+)" aria-label="2021: (\d+) results"', page)
+    assert bar is not None
+    assert params(html.unescape(bar.group(1))) == {"subject": ["cs.DC"], "year": ["2021"]}
+    selected = text(client, "/?subject=cs.DC&year=2021")
+    bar = re.search(r'<a href="([^"]+)" aria-label="2021: \d+ results \(selected\)"', selected)
+    assert bar is not None
+    assert params(html.unescape(bar.group(1))) == {"subject": ["cs.DC"]}
+    assert 'name="year" type="text" inputmode="numeric" value="2021"' in selected
+    # Bar heights are classes (no inline styles under the CSP); the tallest is h20.
+    assert re.search(r'class="bar h20', page)
+
+
+def test_sort_orders(client: FlaskClient, app: Flask) -> None:
+    service = app.extensions[SERVICE_KEY]
+    newest = text(client, "/?sort=newest&page_size=100")
+    oldest = text(client, "/?sort=oldest&page_size=100")
+    years = {h.title: h.year for h in service.search(SearchRequest(page_size=100)).hits}
+    newest_years = [years[t] for t in hit_titles(newest)]
+    oldest_years = [years[t] for t in hit_titles(oldest)]
+    assert newest_years == sorted(newest_years, reverse=True)
+    assert oldest_years == sorted(oldest_years)
+    assert '<option value="oldest" selected>' in oldest
+
+
+def test_pages_and_page_size(client: FlaskClient) -> None:
+    first = hit_titles(text(client, "/?page_size=5"))
+    second_page = text(client, "/?page_size=5&page=2")
+    assert len(first) == 5
+    assert set(first).isdisjoint(hit_titles(second_page))
+    assert '<ol class="hits" start="6">' in second_page
+    assert 'rel="prev"' in second_page and 'rel="next"' in second_page
+    assert 'href="/?page=8&amp;page_size=5"' in second_page  # the last page
+    assert '<option value="5" selected>' in second_page
+
+
+def test_page_past_the_end_says_so(client: FlaskClient) -> None:
+    page = text(client, "/?page=9")
+    assert "This page is past the last result." in page
+    assert '<a href="/">Go to the first page</a>' in page
+    single = text(client, "/?q=batch+size&page=3")
+    assert '<a href="/?q=batch+size">Go to the first page</a>' in single
+
+
+def test_no_hits_offers_did_you_mean(client: FlaskClient) -> None:
+    page = text(client, "/?q=batchh+sise")
+    assert 'No results for “<span class="query">batchh sise</span>”' in page
+    assert 'Did you mean <a href="/?q=batch+size">batch size</a>?' in page
+
+
+def test_no_hits_offers_the_nearest_broader_search(client: FlaskClient) -> None:
+    page = " ".join(text(client, "/?q=batch+size+zzzqqq&sort=newest").split())
+    assert (
+        'Nearest broader search: <a href="/?q=batch+size&amp;sort=newest">batch size</a>'
+        " (without “zzzqqq”) finds 6 results." in page
+    )
+    filtered = text(client, "/?q=batch&subject=eess.SY")
+    assert "(without the subject filter)" in filtered
+    assert "with these filters" in filtered
+
+
+def test_no_hits_and_nothing_to_offer(client: FlaskClient) -> None:
+    assert "Try fewer or different words" in text(client, "/?q=zzzqqq")
+
+
+def test_author_facet_more_link_raises_facet_size(client: FlaskClient) -> None:
+    page = text(client, "/?facet_size=1")
+    more = re.search(r'<a href="([^"]+)">Show more authors</a>', page)
+    assert more is not None
+    assert params(html.unescape(more.group(1))) == {"facet_size": ["5"]}
+    assert '<input type="hidden" name="facet_size" value="1">' in page
+    assert "Show fewer" not in page
+
+
+def test_related_page(client: FlaskClient, app: Flask) -> None:
+    service = app.extensions[SERVICE_KEY]
+    record_id = service.search(SearchRequest(page_size=100)).hits[0].id
+    page = text(client, f"/related/{record_id}")
+    assert "Papers related to" in page
+    assert f'action="/related/{record_id}"' in page
+    assert "results" in page
+    assert f'href="/api/related/{record_id}"' in page
+    assert f"related={record_id}" in page  # export links keep the record
+    text(client, "/related/no-such-record", status=404)
+
+
+def test_export_links_and_note(client: FlaskClient, seed_index: Path) -> None:
+    page = text(client, "/?q=training&page=2&page_size=5")
+    exports = re.findall(r'<a href="([^"]+)" download>([^<]+)</a>', page)
+    assert [label for _, label in exports] == ["BibTeX", "CSV", "JSON lines"]
+    assert [html.unescape(u) for u, _ in exports] == [
+        "/export.bib?q=training",
+        "/export.csv?q=training",
+        "/export.jsonl?q=training",
+    ]
+    assert "Exports hold all" in page
+    capped = create_app(seed_index, test_config={"EXPORT_CAP": 5})
+    try:
+        page = capped.test_client().get("/").get_data(as_text=True)
+        assert "Exports hold the first 5 of 36 results." in page
+    finally:
+        capped.extensions[SERVICE_KEY].close()
+
+
+def test_json_twin_link(client: FlaskClient) -> None:
+    page = text(client, "/?q=batch&subject=cs.LG")
+    assert 'href="/api/search?q=batch&amp;subject=cs.LG">this page as JSON</a>' in page
+
+
+def test_static_files_are_served(client: FlaskClient) -> None:
+    for name, kind in [
+        ("pubsearch.css", "text/css"),
+        ("pubsearch.js", "text/javascript"),
+        ("favicon.svg", "image/svg+xml"),
+    ]:
+        response = client.get(f"/static/{name}")
+        assert response.status_code == 200
+        assert response.mimetype == kind
+        response.close()
+
+
+@pytest.mark.parametrize("url", ["/", "/?q=batch", "/?q=zzzqqq", "/?page=0"])
+def test_every_form_control_is_labelled(client: FlaskClient, url: str) -> None:
+    page = client.get(url).get_data(as_text=True)
+    ids = re.findall(r'<(?:input|select)[^>]* id="([^"]+)"', page)
+    for control_id in ids:
+        assert f'for="{control_id}"' in page, control_id
+    # Checkboxes are labelled by the label that wraps them.
+    checkboxes = len(re.findall(r'type="checkbox"', page))
+    wrapped = len(re.findall(r'<label class="facet-option[^>]*>\s*<input type="checkbox"', page))
+    assert checkboxes == wrapped
