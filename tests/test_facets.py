@@ -49,6 +49,9 @@ QUERIES = [
     "cat:cs.*",
     "deep NOT learning",
     "batch sise",
+    '"neural network" OR "language model"',
+    'title:"large language models"',
+    '"state of the art"',
 ]
 
 

@@ -11,8 +11,9 @@ module computes, with Whoosh's own idf, average lengths and parameters, so that 
 scores are Whoosh's (up to the order of floating-point additions) and ties go to the
 lower document number, as Whoosh orders them.
 
-Any other query (phrases, wildcards, ranges, another weighting model) returns None and
-is left to Whoosh.
+Phrases are scored as Whoosh scores them (the AND of their words, for the documents that
+have the words next to each other). Any other query (wildcards, ranges, phrases with a
+slop, another weighting model) returns None and is left to Whoosh.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
 
 from pubsearch.facets import BoolArray
-from pubsearch.masks import FloatArray, postings, query_mask
+from pubsearch.masks import FloatArray, phrase_docs, postings, query_mask
 
 Lengths = Callable[[str], FloatArray]
 
@@ -96,6 +97,22 @@ def _scores(
             total += sub_scores
         if kind is wq.And:
             total[~matched] = 0.0
+        return matched, total * q.boost if q.boost != 1.0 else total
+    if kind is wq.Phrase:
+        # Whoosh scores a phrase as the AND of its words, for the documents that have
+        # them next to each other.
+        docs = phrase_docs(searcher, q)
+        if docs is None:
+            return None
+        matched = np.zeros(size, dtype=np.bool_)
+        matched[docs] = True
+        total = np.zeros(size, dtype=np.float64)
+        for word in q.words:
+            part = _term_scores(searcher, weighting, wq.Term(q.fieldname, word), size, lengths)
+            if part is None:
+                return None
+            total += part[1]
+        total[~matched] = 0.0
         return matched, total * q.boost if q.boost != 1.0 else total
     if kind is wq.AndNot:
         scored = _scores(searcher, weighting, q.a, size, lengths)
