@@ -307,3 +307,22 @@ def test_show_and_stats(runner: CliRunner, cli_index: Path) -> None:
     assert "records:   36" in stats
     data = json.loads(run(runner, "stats", "--index", str(cli_index), "--format", "json").stdout)
     assert data["records"] == 36 and data["years"]["2021"] == 15
+
+
+def test_index_progress_bar_shows_rate_and_time_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from pubsearch.cli import _Progress
+    from pubsearch.readers import ReadReport, read_paths
+
+    sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    report = ReadReport()
+    records = read_paths([sample], report)
+    with _Progress(records, report, sample.stat().st_size) as counted:
+        assert sum(1 for _ in counted) == 300
+    shown = capsys.readouterr().err
+    assert "records/s" in shown and "300 records" in shown and "100%" in shown
+    assert report.bytes_read == sample.stat().st_size

@@ -135,3 +135,49 @@ def test_pointer_to_missing_generation_is_reported(tmp_path: Path) -> None:
     with pytest.raises(IndexCorruptError, match="missing or incomplete"):
         SearchService(tmp_path).search(SearchRequest())
     assert os.path.exists(tmp_path / "CURRENT")
+
+
+# -- streaming builds: duplicates across files, worker processes, memory -------------------
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    import gzip
+    import json
+
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_streaming_build_merges_duplicates_across_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    import json
+
+    from pubsearch import bulk
+    from pubsearch.records import merge_records
+
+    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 50)  # worker processes for this small input
+    sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
+    rows = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    first = _write_jsonl(tmp_path / "a.jsonl.gz", rows[:200])
+    # The second file lists 40 of the same papers again, with another author each.
+    again = [{**row, "authors": ["Second Source"]} for row in rows[160:200]]
+    second = _write_jsonl(tmp_path / "b.jsonl.gz", again + rows[200:])
+
+    index_dir = tmp_path / "ix"
+    summary = build_index(index_dir, read_paths([first, second], ReadReport()), workers=workers)
+    expected, duplicates = merge_records(read_paths([first, second], ReadReport()))
+    assert (summary.total, summary.duplicates_merged) == (len(expected), duplicates) == (300, 40)
+
+    service = SearchService(index_dir)
+    try:
+        found = {r.id: r for r in service.iter_records()}
+        merged = service.search(SearchRequest(authors=("Second Source",), facets=True))
+    finally:
+        service.close()
+    assert found == {r.id: r for r in expected}
+    assert merged.total == 40
+    assert all(len(found[row["id"]].origins) == 2 for row in again)  # type: ignore[index]

@@ -111,3 +111,66 @@ def test_arxiv_id_links_records_whose_titles_differ_and_chains_merge() -> None:
 def test_url_is_arxiv_abstract_page_when_known() -> None:
     assert Record(title="T", arxiv_id="2101.00001").url == "https://arxiv.org/abs/2101.00001"
     assert Record(title="T").url is None
+
+
+# -- the streaming merger used by builds --------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pubsearch.records import StreamingMerger, Written, merge  # noqa: E402
+
+_records = st.builds(
+    Record,
+    title=st.sampled_from(["", "Batch size", "batch  SIZE!", "Other paper", "%%%"]),
+    abstract=st.sampled_from(["", "short", "a longer abstract"]),
+    authors=st.lists(st.sampled_from(["A", "B", "C"]), max_size=2).map(tuple),
+    year=st.sampled_from([None, 2020, 2021]),
+    subjects=st.lists(st.sampled_from(["cs.LG", "cs.DC"]), max_size=2).map(tuple),
+    arxiv_id=st.sampled_from([None, "2101.00001", "2101.00002"]),
+    doi=st.sampled_from([None, "10.1/x", "10.1/y"]),
+    origins=st.lists(st.sampled_from(["a.txt:1", "b.jsonl:2"]), max_size=1).map(tuple),
+)
+
+
+def _stream_merge(records: list[Record]) -> tuple[list[Record], int]:
+    """What a build does: write the first of each paper, merge the held duplicates in."""
+    merger = StreamingMerger()
+    written: list[Record] = []
+    for record in records:
+        if merger.add(record):
+            written.append(record)
+    out = list(written)
+    for members in merger.groups():
+        merged: Record | None = None
+        for member in members:
+            if isinstance(member, Written):
+                # Find the written record by its keys, as the build does in the index.
+                found = [r for r in out if set(r.identity_keys) & set(member.keys)]
+                assert len(found) == 1
+                out.remove(found[0])
+                member = found[0]
+            merged = member if merged is None else merge(merged, member)
+        assert merged is not None
+        out.append(merged)
+    return out, merger.duplicates
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_records, max_size=12))
+def test_streaming_merge_gives_what_the_in_memory_merge_gives(records: list[Record]) -> None:
+    expected, duplicates = merge_records(records)
+    got, got_duplicates = _stream_merge(records)
+    assert got_duplicates == duplicates
+    assert sorted(got, key=repr) == sorted(expected, key=repr)
+
+
+def test_streaming_merger_holds_only_duplicates() -> None:
+    merger = StreamingMerger()
+    first = Record(title="Batch size", year=2020, arxiv_id="2101.00001", authors=("A",))
+    again = Record(title="Other", year=2021, arxiv_id="2101.00001", authors=("B",))
+    assert merger.add(first) is True
+    assert merger.add(Record(title="Unrelated", year=2020)) is True
+    assert merger.add(again) is False
+    assert len(merger) == 2 and merger.duplicates == 1
+    assert list(merger.groups()) == [[Written(first.identity_keys), again]]

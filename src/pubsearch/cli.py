@@ -25,7 +25,7 @@ from pubsearch.errors import (
 )
 from pubsearch.indexing import LOCK_TIMEOUT_SECONDS, IndexSummary, build_index, update_index
 from pubsearch.querying import parse_year
-from pubsearch.readers import FORMATS, ReadReport, read_paths
+from pubsearch.readers import FORMATS, ReadReport, iter_files, read_paths
 from pubsearch.records import Record
 from pubsearch.searching import (
     DEFAULT_FACET_SIZE,
@@ -116,9 +116,20 @@ def main() -> None:
     type=click.FloatRange(min=0),
     help="Seconds to wait for another indexer writing the same index.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes writing the index in a full build. Default: one per CPU (at most 4).",
+)
 @reports_errors
 def index_command(
-    paths: tuple[Path, ...], index_dir: Path | None, update: bool, fmt: str, wait: float
+    paths: tuple[Path, ...],
+    index_dir: Path | None,
+    update: bool,
+    fmt: str,
+    wait: float,
+    workers: int | None,
 ) -> None:
     """Index publication records from files or directories (default: seeds/).
 
@@ -141,11 +152,13 @@ def index_command(
 
     started = time.monotonic()
     records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
-    with _progress(records) as counted:
+    with _progress(records, report, sources) as counted:
         if update:
             summary = update_index(target, _require_records(counted, report), lock_timeout=wait)
         else:
-            summary = build_index(target, _require_records(counted, report), lock_timeout=wait)
+            summary = build_index(
+                target, _require_records(counted, report), lock_timeout=wait, workers=workers
+            )
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
@@ -154,24 +167,57 @@ def index_command(
 
 
 class _Progress:
-    """Counts records as they pass; shows a bar with records/s on a terminal."""
+    """Counts records as they pass. On a terminal, shows a bar: how much of the input has
+    been read (bytes as stored, so compressed bytes for gzip files), records so far,
+    records per second and the time left."""
 
-    def __init__(self, records: Iterator[Record]) -> None:
+    # Redraw at most this often (records), so that the bar costs nothing measurable.
+    EVERY = 200
+
+    def __init__(self, records: Iterator[Record], report: ReadReport, total_bytes: int | None):
         self._records = records
+        self._report = report
         self._bar: Any = None
         if sys.stderr.isatty():
             from tqdm import tqdm
 
-            self._bar = tqdm(unit=" records", desc="reading", file=sys.stderr, leave=False)
+            self._bar = tqdm(
+                total=total_bytes or None,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc="indexing",
+                file=sys.stderr,
+                leave=False,
+                bar_format=(
+                    "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
+                    if total_bytes
+                    else "{desc}: {postfix} [{elapsed}]"
+                ),
+            )
 
     def __iter__(self) -> Iterator[Record]:
+        bar = self._bar
+        started = time.monotonic()
+        count = 0
         for record in self._records:
-            if self._bar is not None:
-                self._bar.update(1)
+            count += 1
+            if bar is not None and count % self.EVERY == 0:
+                self._show(count, started)
             yield record
-        if self._bar is not None:
-            self._bar.set_description("writing")
-            self._bar.refresh()
+        if bar is not None:
+            self._show(count, started)
+            bar.set_description("finishing")
+            bar.refresh()
+
+    def _show(self, count: int, started: float) -> None:
+        bar = self._bar
+        done = self._report.bytes_read
+        if bar.total:
+            done = min(done, bar.total)
+        bar.update(done - bar.n)
+        rate = count / max(time.monotonic() - started, 1e-6)
+        bar.set_postfix_str(f"{count:,} records, {rate:,.0f} records/s", refresh=False)
 
     def __enter__(self) -> _Progress:
         return self
@@ -181,8 +227,16 @@ class _Progress:
             self._bar.close()
 
 
-def _progress(records: Iterator[Record]) -> _Progress:
-    return _Progress(records)
+def _progress(records: Iterator[Record], report: ReadReport, sources: list[Path]) -> _Progress:
+    return _Progress(records, report, _input_bytes(sources))
+
+
+def _input_bytes(sources: list[Path]) -> int | None:
+    """Size of every input file as stored, or None when it cannot be known (stdin)."""
+    try:
+        return sum(path.stat().st_size for path in iter_files(sources) if str(path) != "-")
+    except (OSError, PubsearchError):
+        return None
 
 
 def _require_records(records: _Progress, report: ReadReport) -> Iterator[Record]:

@@ -1,14 +1,20 @@
 """Facet values per document, held as compact arrays and counted with numpy.
 
-A :class:`FacetTable` is built once per index generation from the index's columns; counting
-the values of any set of documents is then a vectorised ``bincount`` over a boolean mask.
+A :class:`FacetTable` is built once per index generation from the index's columns and saved
+beside the index files (``facets.npz``), so that opening a generation reads arrays instead of
+every document; counting the values of any set of documents is then a vectorised
+``bincount``.
 Values that differ only in case or accents (``C. Balázs`` and ``c. balazs``) are one value,
 shown as first seen.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +25,15 @@ from pubsearch.schema import VALUE_SEP
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+
+FACETS_FILE = "facets.npz"
+# Bump when the saved arrays change meaning; older files are then rebuilt from the index.
+FORMAT_VERSION = 1
+# Separates the documents' column values when they are decoded in one go.
+_DOC_SEP = "\x1e"
+# Below this share of matching documents, counting walks the matches' own entries.
+_SPARSE_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -29,52 +44,108 @@ class MultiValued:
     labels: tuple[str, ...]
     ids_by_key: dict[str, int]
     offsets: IntArray
-    value_ids: IntArray
-    doc_of_entry: IntArray
+    value_ids: Int32Array
+    doc_of_entry: Int32Array
+
+    @classmethod
+    def from_values(cls, per_doc: list[list[str]], labels: list[str] | None = None) -> MultiValued:
+        """From each document's values; ``labels`` (optional) fixes the ids of known values."""
+        labels = list(labels or ())
+        ids_by_key = {fold(label): i for i, label in enumerate(labels)}
+        ids_by_value: dict[str, int] = {}
+        lengths = np.zeros(len(per_doc), dtype=np.int64)
+        value_ids: list[int] = []
+        for docnum, values in enumerate(per_doc):
+            if not values:
+                continue
+            lengths[docnum] = len(values)
+            for value in values:
+                vid = ids_by_value.get(value)
+                if vid is None:
+                    key = fold(value)
+                    vid = ids_by_key.get(key)
+                    if vid is None:
+                        vid = ids_by_key[key] = len(labels)
+                        labels.append(value)
+                    ids_by_value[value] = vid
+                value_ids.append(vid)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls._from_arrays(
+            tuple(labels), ids_by_key, offsets, np.asarray(value_ids, dtype=np.int32)
+        )
+
+    @classmethod
+    def _from_arrays(
+        cls,
+        labels: tuple[str, ...],
+        ids_by_key: dict[str, int],
+        offsets: IntArray,
+        value_ids: Int32Array,
+    ) -> MultiValued:
+        lengths = np.diff(offsets)
+        return cls(
+            labels=labels,
+            ids_by_key=ids_by_key,
+            offsets=offsets,
+            value_ids=value_ids,
+            doc_of_entry=np.repeat(np.arange(len(lengths), dtype=np.int32), lengths),
+        )
 
     @classmethod
     def from_column(cls, reader: IndexReader, column: str) -> MultiValued:
-        labels: list[str] = []
-        ids_by_key: dict[str, int] = {}
-        lengths = np.zeros(reader.doc_count_all(), dtype=np.int64)
-        value_ids: list[int] = []
-        creader = reader.column_reader(column)
-        for docnum in range(reader.doc_count_all()):
-            raw = creader[docnum]
-            if not raw:
-                continue
-            values = raw.decode("utf-8").split(VALUE_SEP)
-            for value in values:
-                key = fold(value)
-                vid = ids_by_key.get(key)
-                if vid is None:
-                    vid = ids_by_key[key] = len(labels)
-                    labels.append(value)
-                value_ids.append(vid)
-            lengths[docnum] = len(values)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return cls(
-            labels=tuple(labels),
-            ids_by_key=ids_by_key,
-            offsets=offsets,
-            value_ids=np.asarray(value_ids, dtype=np.int64),
-            doc_of_entry=np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
-        )
+        return cls.from_values(_column_values(reader, column))
+
+    def extended(self, per_doc: list[list[str]]) -> MultiValued:
+        """This table with documents appended (ids of known values unchanged)."""
+        added = MultiValued.from_values(per_doc, list(self.labels))
+        offsets = np.concatenate([self.offsets, self.offsets[-1] + added.offsets[1:]])
+        value_ids = np.concatenate([self.value_ids, added.value_ids]).astype(np.int32)
+        return MultiValued._from_arrays(added.labels, added.ids_by_key, offsets, value_ids)
 
     def count(self, docs: BoolArray) -> IntArray:
         """Count of documents in ``docs`` per value id."""
-        entries = docs[self.doc_of_entry]
-        return np.bincount(self.value_ids[entries], minlength=len(self.labels))
+        matches = np.flatnonzero(docs)
+        if len(matches) < _SPARSE_SHARE * len(docs):
+            # Few matches: gather their own entries instead of testing every entry.
+            starts = self.offsets[matches]
+            lengths = self.offsets[matches + 1] - starts
+            firsts = np.cumsum(lengths) - lengths  # where each match's entries begin
+            entries = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
+            ids = self.value_ids[entries]
+        else:
+            ids = self.value_ids[docs[self.doc_of_entry]]
+        return np.bincount(ids, minlength=len(self.labels))
 
     def docs_with_any(self, keys: list[str]) -> BoolArray:
         """Mask of documents having at least one of the values (given as folded keys)."""
         wanted = [self.ids_by_key[k] for k in keys if k in self.ids_by_key]
         mask = np.zeros(len(self.offsets) - 1, dtype=np.bool_)
         if wanted:
-            hits = np.isin(self.value_ids, np.asarray(wanted, dtype=np.int64))
+            hits = np.isin(self.value_ids, np.asarray(wanted, dtype=np.int32))
             mask[self.doc_of_entry[hits]] = True
         return mask
+
+    def _arrays(self, prefix: str) -> dict[str, Any]:
+        return {
+            f"{prefix}_count": np.asarray([len(self.labels)], dtype=np.int64),
+            f"{prefix}_labels": _pack_strings(self.labels),
+            f"{prefix}_keys": _pack_strings(_keys_in_id_order(self.ids_by_key, len(self.labels))),
+            f"{prefix}_offsets": self.offsets,
+            f"{prefix}_value_ids": self.value_ids,
+        }
+
+    @classmethod
+    def _from_saved(cls, data: Any, prefix: str) -> MultiValued:
+        count = int(data[f"{prefix}_count"][0])
+        labels = tuple(_unpack_strings(data[f"{prefix}_labels"], count))
+        keys = _unpack_strings(data[f"{prefix}_keys"], count)
+        return cls._from_arrays(
+            labels,
+            dict(zip(keys, range(len(keys)), strict=True)),
+            data[f"{prefix}_offsets"].astype(np.int64),
+            data[f"{prefix}_value_ids"].astype(np.int32),
+        )
 
 
 @dataclass(frozen=True)
@@ -88,22 +159,62 @@ class FacetTable:
 
     @classmethod
     def build(cls, reader: IndexReader) -> FacetTable:
-        n = reader.doc_count_all()
-        years = np.zeros(n, dtype=np.int64)
-        if reader.has_column("year"):
-            ycol = reader.column_reader("year")
-            for docnum in range(n):
-                years[docnum] = ycol[docnum] or 0
-        live = np.ones(n, dtype=np.bool_)
-        if reader.has_deletions():
-            for docnum in range(n):
-                live[docnum] = not reader.is_deleted(docnum)
+        """Read every document's facet values from the index (the slow way, once)."""
         return cls(
             authors=MultiValued.from_column(reader, "author_facet"),
             subjects=MultiValued.from_column(reader, "subject_facet"),
-            years=years,
-            live=live,
+            years=_years(reader, 0, reader.doc_count_all()),
+            live=_live(reader),
         )
+
+    def extended(self, reader: IndexReader) -> FacetTable:
+        """This table for ``reader``, an index that is this one's documents (some now
+        deleted) followed by new ones: only the new documents are read."""
+        start, stop = self.size, reader.doc_count_all()
+        return FacetTable(
+            authors=self.authors.extended(_column_values(reader, "author_facet", start)),
+            subjects=self.subjects.extended(_column_values(reader, "subject_facet", start)),
+            years=np.concatenate([self.years, _years(reader, start, stop)]),
+            live=_live(reader),
+        )
+
+    @classmethod
+    def load(cls, directory: Path, reader: IndexReader, generation: int) -> FacetTable | None:
+        """The table saved in ``directory`` for Whoosh generation ``generation`` of the
+        index ``reader`` reads, or None when there is none (or it is for another)."""
+        try:
+            with np.load(directory / FACETS_FILE, allow_pickle=False) as data:
+                meta = data["meta"]
+                if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
+                    return None
+                if int(meta[2]) != reader.doc_count_all():
+                    return None
+                return cls(
+                    authors=MultiValued._from_saved(data, "authors"),
+                    subjects=MultiValued._from_saved(data, "subjects"),
+                    years=data["years"].astype(np.int64),
+                    live=_live(reader),
+                )
+        except (OSError, KeyError, ValueError):
+            return None
+
+    def save(self, directory: Path, generation: int) -> None:
+        """Write the table into ``directory`` (a new file, renamed into place)."""
+        fd, tmp = tempfile.mkstemp(prefix=".facets-", suffix=".npz", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(
+                    fh,
+                    meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
+                    years=self.years.astype(np.int16),
+                    **self.authors._arrays("authors"),
+                    **self.subjects._arrays("subjects"),
+                )
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, directory / FACETS_FILE)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     @property
     def size(self) -> int:
@@ -120,3 +231,49 @@ class FacetTable:
     def count_years(self, docs: BoolArray) -> dict[int, int]:
         counts = np.bincount(self.years[docs & (self.years > 0)])
         return {int(y): int(c) for y, c in enumerate(counts) if c}
+
+
+def _column_values(reader: IndexReader, column: str, start: int = 0) -> list[list[str]]:
+    """Each document's values (from ``start`` on), decoded in one go."""
+    n = reader.doc_count_all()
+    if not reader.has_column(column):
+        return [[] for _ in range(start, n)]
+    creader = reader.column_reader(column)
+    raw = [creader[d] for d in range(start, n)] if start else list(creader)
+    text = _DOC_SEP.encode().join(raw).decode("utf-8")
+    return [chunk.split(VALUE_SEP) if chunk else [] for chunk in text.split(_DOC_SEP)]
+
+
+def _years(reader: IndexReader, start: int, stop: int) -> IntArray:
+    years = np.zeros(stop - start, dtype=np.int64)
+    if reader.has_column("year"):
+        ycol = reader.column_reader("year")
+        values = [ycol[d] for d in range(start, stop)] if start else list(ycol)
+        years[:] = [v or 0 for v in values]
+    return years
+
+
+def _live(reader: IndexReader) -> BoolArray:
+    live = np.ones(reader.doc_count_all(), dtype=np.bool_)
+    if reader.has_deletions():
+        live[:] = False
+        live[np.fromiter(reader.all_doc_ids(), dtype=np.int64)] = True
+    return live
+
+
+def _pack_strings(values: Any) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(VALUE_SEP.join(values).encode("utf-8"), dtype=np.uint8)
+
+
+def _unpack_strings(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
+    values = packed.tobytes().decode("utf-8").split(VALUE_SEP) if count else []
+    if len(values) != count:
+        raise ValueError("saved facet strings do not match their count")
+    return values
+
+
+def _keys_in_id_order(ids_by_key: dict[str, int], size: int) -> list[str]:
+    keys = [""] * size
+    for key, vid in ids_by_key.items():
+        keys[vid] = key
+    return keys

@@ -8,23 +8,25 @@ index is never written to, so nothing already indexed is lost when something fai
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whoosh import query as wq
-from whoosh.index import Index
-from whoosh.writing import IndexWriter
-
-from pubsearch import storage
+from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
-from pubsearch.records import Record, RecordMerger, fold, merge
+from pubsearch.facets import FacetTable
+from pubsearch.records import Record, RecordMerger, StreamingMerger, Written, fold, merge
 from pubsearch.schema import VALUE_SEP
 
 # How long a second writer waits for the first before giving up.
 LOCK_TIMEOUT_SECONDS = 10.0
+# More indexing processes than this gain little (the reading process is the limit).
+MAX_WORKERS = 4
+# An update merges segments once the index has more than this many.
+MAX_SEGMENTS = 12
 
 Progress = Callable[[int], None]
 
@@ -49,7 +51,6 @@ def record_fields(record: Record) -> dict[str, Any]:
         "abstract": record.abstract,
         "author": "\n".join(record.authors),
         "_stored_author": list(record.authors),
-        "author_key": ",".join(author_key(a) for a in record.authors),
         "subject": ",".join(record.subjects),
         "_stored_subject": list(record.subjects),
         "author_facet": VALUE_SEP.join(record.authors).encode("utf-8"),
@@ -98,36 +99,37 @@ def combine(stored: Record, new: Record) -> Record:
     return merge(stored, new)
 
 
-def _writer(ix: Index) -> IndexWriter:
-    return ix.writer(limitmb=256)
-
-
 def build_index(
     index_dir: Path,
     records: Iterable[Record],
     progress: Progress | None = None,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    workers: int | None = None,
 ) -> IndexSummary:
-    """Index ``records`` (duplicates merged) as a new generation and make it live."""
+    """Index ``records`` (duplicates merged) as a new generation and make it live.
+
+    Records are written as they stream in (by ``workers`` processes; default: one per CPU,
+    at most :data:`MAX_WORKERS`), so memory does not grow with the input: only each
+    paper's identity is kept to spot duplicates, and those are merged into their first
+    record once the stream ends.
+    """
     with storage.writer_lock(index_dir, lock_timeout):
         storage.remove_stale(index_dir)
-        merger = RecordMerger()
-        for n, record in enumerate(records, start=1):
-            merger.add(record)
-            if progress:
-                progress(n)
+        merger = StreamingMerger()
+
+        def documents() -> Iterator[dict[str, Any]]:
+            for n, record in enumerate(records, start=1):
+                if merger.add(record):
+                    yield record_fields(record)
+                if progress:
+                    progress(n)
+
         build_dir = storage.new_build_dir(index_dir)
         try:
-            ix = storage.create_index(build_dir)
-            writer = _writer(ix)
-            try:
-                for record in merger:
-                    writer.add_document(**record_fields(record))
-            except BaseException:
-                writer.cancel()
-                raise
-            writer.commit()
-            ix.close()
+            storage.create_index(build_dir).close()
+            bulk.write_documents(build_dir, documents(), workers=default_workers(workers))
+            _merge_duplicates(build_dir, list(merger.groups()))
+            _save_facets(build_dir)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -139,6 +141,56 @@ def build_index(
             total=len(merger),
             generation=gen.name,
         )
+
+
+def _save_facets(build_dir: Path, previous: FacetTable | None = None, added: int = 0) -> None:
+    """Save the build's facet table: ``previous`` extended when the build appended ``added``
+    documents to it (deleting some, renumbering none), else read from the whole index."""
+    ix = storage.open_index(build_dir)
+    try:
+        with ix.reader() as reader:
+            if previous is not None and reader.doc_count_all() == previous.size + added:
+                table = previous.extended(reader)
+            else:
+                table = FacetTable.build(reader)
+        table.save(build_dir, ix.latest_generation())
+    finally:
+        ix.close()
+
+
+def default_workers(workers: int | None) -> int:
+    """Worker processes for a build: as asked, else one per CPU up to MAX_WORKERS."""
+    if workers is not None:
+        return max(1, workers)
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> None:
+    """Replace the first record of each paper that had duplicates by all of them merged."""
+    if not groups:
+        return
+    ix = storage.open_index(build_dir)
+    writer = bulk.BulkWriter(ix)
+    try:
+        with ix.searcher() as searcher:
+            for members in groups:
+                merged: Record | None = None
+                for member in members:
+                    if isinstance(member, Written):
+                        keys = [("keys", k) for k in member.keys]
+                        for docnum in _docs_with_terms(searcher.reader(), keys):
+                            found = record_from_stored(searcher.stored_fields(docnum))
+                            merged = found if merged is None else merge(merged, found)
+                            writer.delete_document(docnum)
+                    else:
+                        merged = member if merged is None else merge(merged, member)
+                if merged is not None:
+                    writer.add_document(**record_fields(merged))
+    except BaseException:
+        writer.cancel()
+        raise
+    writer.commit(merge=False)
+    ix.close()
 
 
 def update_index(
@@ -165,11 +217,13 @@ def update_index(
         build_dir = storage.new_build_dir(index_dir)
         try:
             storage.copy_generation(live, build_dir)
-            from whoosh import index as whoosh_index
-
-            ix = whoosh_index.open_dir(str(build_dir))
+            ix = storage.open_index(build_dir)
+            with ix.reader() as reader:
+                previous = FacetTable.load(build_dir, reader, ix.latest_generation())
+                segments = len(reader.leaf_readers())
             replaced = 0
-            writer = _writer(ix)
+            added = 0
+            writer = bulk.BulkWriter(ix)
             try:
                 with ix.searcher() as searcher:
                     for record in merger:
@@ -180,12 +234,18 @@ def update_index(
                             writer.delete_document(docnum)
                         replaced += bool(existing)
                         writer.add_document(**record_fields(merged))
+                        added += 1
             except BaseException:
                 writer.cancel()
                 raise
-            writer.commit()
+            # The new records go into a segment of their own, so that an update writes
+            # only them (and the facet table only grows); past MAX_SEGMENTS small segments
+            # are merged, which renumbers documents, and the facet table is read anew.
+            merge = segments + 1 > MAX_SEGMENTS
+            writer.commit(merge=merge)
             total = ix.doc_count()
             ix.close()
+            _save_facets(build_dir, None if merge else previous, added)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -200,6 +260,16 @@ def update_index(
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
-    terms = [wq.Term("keys", k) for k in record.identity_keys] + [wq.Term("id", record.id)]
-    docnums = sorted(set(searcher.docs_for_query(wq.Or(terms))))
+    terms = [("keys", k) for k in record.identity_keys] + [("id", record.id)]
+    docnums = _docs_with_terms(searcher.reader(), terms)
     return [(d, searcher.stored_fields(d)) for d in docnums]
+
+
+def _docs_with_terms(reader: Any, terms: list[tuple[str, str]]) -> list[int]:
+    """Live documents having any of ``terms``, read from their posting lists (an ``Or``
+    query would first fill a score array of a few thousand slots)."""
+    found: set[int] = set()
+    for fieldname, text in terms:
+        if (fieldname, text) in reader:
+            found.update(reader.postings(fieldname, text).all_ids())
+    return sorted(found)

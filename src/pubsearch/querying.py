@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from whoosh import qparser
 from whoosh import query as wq
 from whoosh.fields import Schema
+from whoosh.qparser.common import QueryParserError
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
 from pubsearch.schema import FIELD_ALIASES, QUERY_FIELDS, TITLE_BOOST
@@ -37,6 +38,7 @@ _PARSER_FAILURES = (
     KeyError,
     RecursionError,
     NotImplementedError,  # a lone operator in a group: "(-)x"
+    QueryParserError,  # a field value it cannot convert: 'year:""'
 )
 _NOT_WORD = re.compile(r"[^\w\s]+")
 

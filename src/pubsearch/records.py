@@ -32,12 +32,19 @@ def clean_text(text: str | None) -> str:
     """Collapse white space and drop control characters; ``None`` becomes ``""``."""
     if not text:
         return ""
-    text = unicodedata.normalize("NFC", text)
-    return _SPACES.sub(" ", _CONTROL.sub(" ", text)).strip()
+    # The fast paths below give the same result as the regular expressions: str.split()
+    # splits on exactly the characters that ``\s`` matches. ASCII text is already NFC.
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(" ", text)
+    return " ".join(text.split())
 
 
 def fold(text: str) -> str:
     """Case- and accent-insensitive form of ``text``, for comparing names and titles."""
+    if text.isascii():  # the same result, without decomposing (casefold is lower for ASCII)
+        return " ".join(text.lower().split())
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _SPACES.sub(" ", stripped.casefold()).strip()
@@ -183,6 +190,7 @@ class RecordMerger:
     def __init__(self) -> None:
         self._records: dict[int, Record] = {}
         self._slot_by_key: dict[str, int] = {}
+        self._merged_into: dict[int, int] = {}
         self._next_slot = 0
         self._added = 0
 
@@ -193,7 +201,9 @@ class RecordMerger:
 
     def add(self, record: Record) -> bool:
         self._added += 1
-        slots = {self._slot_by_key[k] for k in record.identity_keys if k in self._slot_by_key}
+        slots = {
+            self._root(self._slot_by_key[k]) for k in record.identity_keys if k in self._slot_by_key
+        }
         if not slots:
             self._next_slot += 1
             self._store(self._next_slot, record)
@@ -203,9 +213,15 @@ class RecordMerger:
         merged = self._records[first]
         for other in rest:
             merged = merge(merged, self._records.pop(other))
+            self._merged_into[other] = first  # keys that still name it name ``first``
         merged = merge(merged, record)
         self._store(first, merged)
         return True
+
+    def _root(self, slot: int) -> int:
+        while slot in self._merged_into:
+            slot = self._merged_into[slot]
+        return slot
 
     def _store(self, slot: int, record: Record) -> None:
         self._records[slot] = record
@@ -226,3 +242,88 @@ def merge_records(records: Iterable[Record]) -> tuple[list[Record], int]:
     for record in records:
         merger.add(record)
     return list(merger), merger.duplicates
+
+
+@dataclass(frozen=True)
+class Written:
+    """A record that :class:`StreamingMerger` let through to be written; found again by its
+    identity keys (no other written record shares any of them)."""
+
+    keys: tuple[str, ...]
+
+
+class StreamingMerger:
+    """Finds duplicates in a stream of records while holding only what identifies them.
+
+    ``add`` returns ``True`` for a record that is the first of its paper so far: the caller
+    writes it at once, and only its identity (keys, year, ids) stays here. A record that is
+    the same paper as one seen before returns ``False`` and is held. After the stream,
+    :meth:`groups` lists each paper that had duplicates as its members in order of arrival,
+    :class:`Written` or held :class:`Record`; folding them with :func:`merge` gives the
+    record :class:`RecordMerger` would give. Memory grows with the number of papers only by
+    their identity, and with the duplicates themselves.
+    """
+
+    def __init__(self) -> None:
+        self._identity: dict[int, Record] = {}
+        self._members: dict[int, list[Written | Record]] = {}
+        self._slot_by_key: dict[str, int] = {}
+        self._merged_into: dict[int, int] = {}
+        self._next_slot = 0
+        self._added = 0
+
+    @property
+    def duplicates(self) -> int:
+        """How many records added were folded into another (as RecordMerger counts)."""
+        return self._added - len(self._identity)
+
+    def add(self, record: Record) -> bool:
+        self._added += 1
+        keys = record.identity_keys
+        slots = {self._root(self._slot_by_key[k]) for k in keys if k in self._slot_by_key}
+        if not slots:
+            self._next_slot += 1
+            self._store(self._next_slot, _identity_of(record))
+            return True
+        first, *rest = sorted(slots)
+        identity = self._identity[first]
+        members = self._members.pop(first, None) or [Written(identity.identity_keys)]
+        for other in rest:
+            other_identity = self._identity.pop(other)
+            members += self._members.pop(other, []) or [Written(other_identity.identity_keys)]
+            identity = merge(identity, other_identity)
+            self._merged_into[other] = first
+        members.append(record)
+        self._members[first] = members
+        self._store(first, _identity_of(merge(identity, record)))
+        return False
+
+    def _root(self, slot: int) -> int:
+        while slot in self._merged_into:
+            slot = self._merged_into[slot]
+        return slot
+
+    def _store(self, slot: int, identity: Record) -> None:
+        self._identity[slot] = identity
+        for key in identity.identity_keys:
+            self._slot_by_key[key] = slot
+
+    def __len__(self) -> int:
+        """Papers seen (duplicates counted once)."""
+        return len(self._identity)
+
+    def groups(self) -> Iterator[list[Written | Record]]:
+        """Members of each paper that had duplicates, in order of first appearance."""
+        for slot in sorted(self._members):
+            yield self._members[slot]
+
+
+def _identity_of(record: Record) -> Record:
+    """The least of ``record`` that gives the same identity keys, alone and when merged."""
+    tkey = title_key(record.title)
+    return Record(
+        title=tkey or ("?" if record.title else ""),  # "?" has an empty key, like the title
+        year=record.year,
+        arxiv_id=record.arxiv_id,
+        doi=record.doi,
+    )

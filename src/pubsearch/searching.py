@@ -10,7 +10,8 @@ from __future__ import annotations
 import html
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,15 +21,18 @@ from whoosh import highlight, sorting
 from whoosh import query as wq
 from whoosh.index import Index
 from whoosh.searching import Hit as WhooshHit
+from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
 from pubsearch import storage
 from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
+from pubsearch.masks import FloatArray, query_mask
 from pubsearch.querying import YearRange, parse_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 from pubsearch.schema import TITLE_BOOST
+from pubsearch.topdocs import field_lengths, top_documents
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
@@ -167,6 +171,13 @@ class SearchService:
         self._lock = threading.Lock()
         self._generation: _Generation | None = None
         self._local = threading.local()
+        self._field_lengths: weakref.WeakKeyDictionary[Searcher, dict[str, FloatArray]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Every searcher still open, whatever thread opened it: closed with the service
+        # even when close() is never called (indexes are read through open files).
+        self._open: set[Searcher] = set()
+        weakref.finalize(self, _close_all, self._open, self._lock)
         self._snippets = highlight.Highlighter(
             fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
             formatter=_MarkFormatter(),
@@ -191,21 +202,44 @@ class SearchService:
         snap: _Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is None or snap.generation != gen.name:
             if snap is not None:
-                snap.searcher.close()
+                self._close_searcher(snap.searcher)
             snap = _Snapshot(gen.name, gen.index, gen.index.searcher())
+            with self._lock:
+                self._open.add(snap.searcher)
             self._local.snapshot = snap
         return gen, snap.searcher
+
+    def _close_searcher(self, searcher: Searcher) -> None:
+        with self._lock:
+            self._open.discard(searcher)
+        searcher.close()
 
     def _facet_table(self, gen: _Generation, searcher: Searcher) -> FacetTable:
         with gen.lock:
             if gen.facets is None:
-                gen.facets = FacetTable.build(searcher.reader())
+                # Saved by the build beside the index files; read from the index when the
+                # generation has none (built by an older version).
+                gen.facets = FacetTable.load(
+                    self.index_dir / gen.name, searcher.reader(), gen.index.latest_generation()
+                ) or FacetTable.build(searcher.reader())
             return gen.facets
+
+    def _lengths(self, searcher: Searcher) -> Callable[[str], FloatArray]:
+        """Field lengths of ``searcher``'s documents, read once per searcher and field."""
+        with self._lock:
+            cache = self._field_lengths.setdefault(searcher, {})
+
+        def lengths(fieldname: str) -> FloatArray:
+            if fieldname not in cache:
+                cache[fieldname] = field_lengths(searcher.reader(), fieldname)
+            return cache[fieldname]
+
+        return lengths
 
     def close(self) -> None:
         snap: _Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is not None:
-            snap.searcher.close()
+            self._close_searcher(snap.searcher)
             self._local.snapshot = None
 
     # -- searching -------------------------------------------------------------------------
@@ -247,10 +281,7 @@ class SearchService:
     ) -> BoolArray:
         if query is None:
             return table.live.copy()
-        mask = np.zeros(table.size, dtype=np.bool_)
-        docs = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
-        mask[docs] = True
-        return mask & table.live
+        return query_mask(searcher, query, table.size) & table.live
 
     def _filter_masks(self, request: SearchRequest, table: FacetTable) -> dict[str, BoolArray]:
         masks: dict[str, BoolArray] = {}
@@ -274,6 +305,15 @@ class SearchService:
         first = (request.page - 1) * request.page_size
         if first >= total:
             return ()
+        if request.sort == "relevance" and query is not None:
+            # Plain word queries: scored with numpy over the matching documents (the same
+            # BM25F scores), instead of Whoosh stepping through every match.
+            top = top_documents(
+                searcher, query, final, first + request.page_size, self._lengths(searcher)
+            )
+            if top is not None:
+                ranked = WhooshResults(searcher, query, top_n=top)
+                return tuple(self._hit(ranked[i], i + 1, True) for i in range(first, len(top)))
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
         sortedby: Any = None
         if request.sort == "newest" or (request.sort == "relevance" and query is None):
@@ -285,7 +325,6 @@ class SearchService:
             limit=first + request.page_size,
             filter=allowed,
             sortedby=sortedby,
-            terms=query is not None,
         )
         hits = []
         for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
@@ -358,7 +397,9 @@ class SearchService:
         if query is None:
             return None
         try:
-            corrected = searcher.correct_query(query, request.q)
+            # prefix=1: only words with the same first letter are tried; with none, Whoosh
+            # measures the distance to every word of the index (seconds at 100k records).
+            corrected = searcher.correct_query(query, request.q, prefix=1)
         except (ValueError, KeyError, TypeError):
             return None
         if corrected.query == query or corrected.string == request.q:
@@ -443,6 +484,14 @@ class SearchService:
         if not terms:
             return wq.NullQuery
         return wq.AndNot(wq.Or(terms), wq.Term("id", record_id))
+
+
+def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
+    with lock:
+        left = list(searchers)
+        searchers.clear()
+    for searcher in left:
+        searcher.close()
 
 
 def _multi_facet(

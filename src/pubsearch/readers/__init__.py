@@ -12,6 +12,6 @@ Formats (see :data:`FORMATS`; chosen by content unless forced): ``profile`` (pro
 from __future__ import annotations
 
 from pubsearch.readers.report import ReadProblem, ReadReport
-from pubsearch.readers.sources import FORMATS, read_paths
+from pubsearch.readers.sources import FORMATS, iter_files, read_paths
 
-__all__ = ["FORMATS", "ReadProblem", "ReadReport", "read_paths"]
+__all__ = ["FORMATS", "ReadProblem", "ReadReport", "iter_files", "read_paths"]

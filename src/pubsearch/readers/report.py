@@ -23,6 +23,10 @@ class ReadReport:
     problems: list[ReadProblem] = field(default_factory=list)
     files: int = 0
     records_read: int = 0
+    bytes_read: int = 0  # of the files as stored (compressed bytes for a gzip file)
 
     def skip(self, where: str, message: str) -> None:
         self.problems.append(ReadProblem(where, message))
+
+    def count_bytes(self, count: int) -> None:
+        self.bytes_read += count

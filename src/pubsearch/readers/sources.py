@@ -81,10 +81,15 @@ class _Prefixed(io.RawIOBase):
     """A binary stream that gives back ``head`` (already read from ``rest``) before the
     rest of ``rest``: how the first bytes are looked at on a stream that cannot seek."""
 
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+    def __init__(
+        self, head: bytes, rest: IO[bytes], on_bytes: Callable[[int], None] | None = None
+    ) -> None:
         super().__init__()
         self._head = head
         self._rest = rest
+        self._on_bytes = on_bytes
+        if on_bytes is not None:
+            on_bytes(len(head))
 
     def readable(self) -> bool:
         return True
@@ -98,12 +103,17 @@ class _Prefixed(io.RawIOBase):
             return count
         data = self._rest.read(len(view))
         view[: len(data)] = data
+        if self._on_bytes is not None:
+            self._on_bytes(len(data))
         return len(data)
 
 
-def open_binary(path: Path, stack: ExitStack) -> io.BufferedIOBase:
+def open_binary(
+    path: Path, stack: ExitStack, on_bytes: Callable[[int], None] | None = None
+) -> io.BufferedIOBase:
     """``path`` as a binary stream, decompressed when it is gzip; ``-`` is standard
-    input. Files opened are closed by ``stack``; standard input is left open."""
+    input. Files opened are closed by ``stack``; standard input is left open.
+    ``on_bytes`` is told how many bytes of the file (compressed, as stored) are read."""
     origin = display_name(path)
     if str(path) == STDIN:
         raw: IO[bytes] = sys.stdin.buffer
@@ -116,7 +126,7 @@ def open_binary(path: Path, stack: ExitStack) -> io.BufferedIOBase:
         head = raw.read(_HEAD)
     except OSError as exc:
         raise ReadError(origin, exc.strerror or str(exc)) from None
-    stream: io.BufferedIOBase = io.BufferedReader(_Prefixed(head, raw))
+    stream: io.BufferedIOBase = io.BufferedReader(_Prefixed(head, raw, on_bytes))
     if head.startswith(_GZIP_MAGIC):
         unzipped = stack.enter_context(gzip.GzipFile(fileobj=stream, mode="rb"))
         head = _peek_gzip(unzipped, origin)
@@ -242,7 +252,7 @@ def read_file(path: Path, report: ReadReport, fmt: str = "auto") -> Iterator[Rec
     check_format(fmt)
     origin = display_name(path)
     with ExitStack() as stack:
-        lines = text_lines(open_binary(path, stack), origin)
+        lines = text_lines(open_binary(path, stack, report.count_bytes), origin)
         first, lines = _sniff(lines)
         if not any(line.strip() for line in first):
             report.skip(f"{origin}:1", "empty file")

@@ -1,0 +1,550 @@
+"""Speed and memory of pubsearch, with SQLite FTS5 on the same records as the yardstick.
+
+For each size (the first N records of the corpus), both engines index the same slice and
+answer the same seeded mix of queries:
+
+* indexing: pubsearch through its command line (``pubsearch index``: the product's reader,
+  duplicate merging, worker processes, facet table), SQLite FTS5 (porter tokenizer) through
+  the same reader, each in a process of its own whose peak memory (RSS summed over the
+  process and its children, sampled) is reported;
+* queries: single common word, rare word, 2-3 words, phrase, fielded, with a year range,
+  with a subject filter; each returning the top 10 and, for the faceted run, author, year
+  and subject counts over all matches (SQLite: GROUP BY, each facet without its own filter,
+  as pubsearch counts them);
+* update (largest size only): ``pubsearch index --update`` of 1,000 changed records, then a
+  check that the saved facet table equals one read afresh from the updated index.
+
+Run from the repository root::
+
+    .venv/bin/python bench/speed.py                       # 10k, 50k and all 102,289 records
+    .venv/bin/python bench/speed.py --sizes 10000 --queries 200
+
+Timings on a shared machine are noisy: latencies are over every query of the mix (after a
+warm-up pass), and the machine's load average is printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
+UPDATE_RECORDS = 1_000
+FACET_SIZE = 20
+
+_WORD = re.compile(r"[a-z]{3,}")
+_STOP = frozenset(
+    "the and for with that this from are was were which these those into using based "
+    "our their its can has have been not but also such than more most other both each "
+    "between over under when where while show shows shown we via".split()
+)
+
+
+# -- the corpus slices ---------------------------------------------------------------------
+
+
+def write_slice(data: Path, size: int, out: Path) -> int:
+    """The first ``size`` lines of ``data`` as a gzip file (as the full corpus is stored)."""
+    count = 0
+    with (
+        gzip.open(data, "rt", encoding="utf-8") as src,
+        gzip.open(out, "wt", encoding="utf-8", compresslevel=6) as dst,
+    ):
+        for line in src:
+            if count >= size:
+                break
+            dst.write(line)
+            count += 1
+    return count
+
+
+def read_json(path: Path, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for n, line in enumerate(fh):
+            if limit is not None and n >= limit:
+                return
+            yield json.loads(line)
+
+
+# -- peak memory of a process tree ---------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Run ``cmd``; return (wall seconds, peak RSS in MB summed over its process tree,
+    stdout). The tree is sampled every 50 ms."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            pids, seen = [proc.pid], set()
+            total = 0
+            while pids:
+                pid = pids.pop()
+                if pid in seen:
+                    continue
+                seen.add(pid)
+                total += _rss_kb(pid)
+                pids.extend(_children(pid))
+            peak = max(peak, total)
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
+    return wall, peak / 1024, out
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# -- SQLite FTS5 -----------------------------------------------------------------------------
+
+
+SQLITE_SCHEMA = """
+CREATE VIRTUAL TABLE fts USING fts5(title, abstract, authors, subjects,
+                                    tokenize = 'porter unicode61');
+CREATE TABLE docs (id INTEGER PRIMARY KEY, record_id TEXT, title TEXT, year INTEGER);
+CREATE TABLE doc_authors (doc INTEGER, author TEXT);
+CREATE TABLE doc_subjects (doc INTEGER, subject TEXT);
+"""
+SQLITE_INDEXES = """
+CREATE INDEX doc_authors_doc ON doc_authors (doc);
+CREATE INDEX doc_subjects_doc ON doc_subjects (doc);
+CREATE INDEX doc_subjects_subject ON doc_subjects (subject, doc);
+CREATE INDEX docs_year ON docs (year);
+"""
+
+
+def sqlite_build(db: Path, source: Path) -> None:
+    """Index ``source`` through pubsearch's reader into a new SQLite FTS5 database."""
+    from pubsearch.readers import ReadReport, read_paths
+
+    con = sqlite3.connect(db)
+    con.executescript(SQLITE_SCHEMA)
+    with con:
+        for rowid, record in enumerate(read_paths([source], ReadReport()), start=1):
+            con.execute(
+                "INSERT INTO fts (rowid, title, abstract, authors, subjects) VALUES (?,?,?,?,?)",
+                (
+                    rowid,
+                    record.title,
+                    record.abstract,
+                    "; ".join(record.authors),
+                    " ".join(record.subjects),
+                ),
+            )
+            con.execute(
+                "INSERT INTO docs (id, record_id, title, year) VALUES (?,?,?,?)",
+                (rowid, record.id, record.title, record.year),
+            )
+            con.executemany(
+                "INSERT INTO doc_authors VALUES (?,?)", [(rowid, a) for a in record.authors]
+            )
+            con.executemany(
+                "INSERT INTO doc_subjects VALUES (?,?)", [(rowid, s) for s in record.subjects]
+            )
+        con.executescript(SQLITE_INDEXES)
+    con.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+    con.commit()
+    con.close()
+
+
+class SqliteSearcher:
+    def __init__(self, db: Path) -> None:
+        self.con = sqlite3.connect(db, check_same_thread=False)
+
+    def search(self, q: Query, facets: bool) -> int:
+        where, params = ["fts MATCH ?"], [q.fts]
+        filters: dict[str, tuple[str, list[Any]]] = {}
+        if q.years:
+            filters["year"] = ("d.year BETWEEN ? AND ?", list(q.years))
+        if q.subject:
+            filters["subject"] = (
+                "d.id IN (SELECT doc FROM doc_subjects WHERE subject = ?)",
+                [q.subject],
+            )
+        base = "FROM fts JOIN docs d ON d.id = fts.rowid WHERE " + " AND ".join(where)
+
+        def matching(skip: str | None) -> tuple[str, list[Any]]:
+            sql, args = base, list(params)
+            for name, (cond, cargs) in filters.items():
+                if name != skip:
+                    sql += " AND " + cond
+                    args += cargs
+            return sql, args
+
+        sql, args = matching(None)
+        self.con.execute(
+            f"SELECT d.record_id, d.title {sql} ORDER BY bm25(fts, 2.0, 1.0) LIMIT 10", args
+        ).fetchall()
+        (total,) = self.con.execute(f"SELECT count(*) {sql}", args).fetchone()
+        if facets:
+            sql, args = matching("author")
+            self.con.execute(
+                f"SELECT a.author, count(*) AS n FROM doc_authors a WHERE a.doc IN "
+                f"(SELECT d.id {sql}) GROUP BY a.author ORDER BY n DESC LIMIT {FACET_SIZE}",
+                args,
+            ).fetchall()
+            sql, args = matching("year")
+            self.con.execute(f"SELECT d.year, count(*) {sql} GROUP BY d.year", args).fetchall()
+            sql, args = matching("subject")
+            self.con.execute(
+                f"SELECT s.subject, count(*) AS n FROM doc_subjects s WHERE s.doc IN "
+                f"(SELECT d.id {sql}) GROUP BY s.subject ORDER BY n DESC LIMIT {FACET_SIZE}",
+                args,
+            ).fetchall()
+        return int(total)
+
+
+# -- the query mix ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    kind: str
+    text: str  # pubsearch query text
+    fts: str  # the same for FTS5
+    years: tuple[int, int] | None = None
+    subject: str | None = None
+
+
+@dataclass
+class Vocabulary:
+    words: Counter[str] = field(default_factory=Counter)
+    bigrams: Counter[tuple[str, str]] = field(default_factory=Counter)
+    authors: Counter[str] = field(default_factory=Counter)
+    subjects: Counter[str] = field(default_factory=Counter)
+    years: Counter[int] = field(default_factory=Counter)
+
+
+def vocabulary(data: Path, size: int) -> Vocabulary:
+    voc = Vocabulary()
+    for rec in read_json(data, size):
+        title = (rec.get("title") or "").lower()
+        words = [w for w in _WORD.findall(title) if w not in _STOP]
+        voc.words.update(set(words))
+        voc.words.update(set(w for w in _WORD.findall((rec.get("abstract") or "").lower())))
+        plain = _WORD.findall(title)
+        voc.bigrams.update(
+            (a, b)
+            for a, b in zip(plain, plain[1:], strict=False)
+            if a not in _STOP and b not in _STOP
+        )
+        voc.authors.update(rec.get("authors") or [])
+        voc.subjects.update(rec.get("categories") or [])
+        if rec.get("year"):
+            voc.years[int(rec["year"])] += 1
+    for stop in _STOP:
+        voc.words.pop(stop, None)
+    return voc
+
+
+def query_mix(voc: Vocabulary, count: int, seed: int = 20260101) -> list[Query]:
+    """A fixed, seeded mix of ``count`` queries in seven kinds."""
+    rnd = random.Random(seed)
+    ranked = [w for w, _ in voc.words.most_common()]
+    common = ranked[:300]
+    rare = [w for w, c in voc.words.items() if 3 <= c <= 10 and len(w) > 5]
+    rare.sort()
+    middle = ranked[300:3000]
+    phrases = [b for b, c in voc.bigrams.most_common(400) if c >= 5]
+    authors = [
+        a for a, c in voc.authors.most_common(2000) if c >= 3 and re.fullmatch(r"[A-Za-z .\-]+", a)
+    ]
+    subjects = [s for s, _ in voc.subjects.most_common(25)]
+    years = sorted(voc.years)
+
+    def year_range() -> tuple[int, int]:
+        lo = rnd.choice(years)
+        return lo, min(lo + rnd.choice((0, 1)), years[-1])
+
+    kinds: list[Callable[[], Query]] = [
+        lambda: _words("common word", [rnd.choice(common)]),
+        lambda: _words("rare word", [rnd.choice(rare)]),
+        lambda: _words("2-3 words", rnd.sample(middle[:800], rnd.choice((2, 3)))),
+        lambda: _phrase(rnd.choice(phrases)),
+        lambda: _fielded(rnd, rnd.choice(common + middle[:300]), rnd.choice(authors)),
+        lambda: _with(_words("+ year range", [rnd.choice(common)]), years=year_range()),
+        lambda: _with(
+            _words("+ subject", rnd.sample(middle[:500], rnd.choice((1, 2)))),
+            subject=rnd.choice(subjects),
+        ),
+    ]
+    return [kinds[i % len(kinds)]() for i in range(count)]
+
+
+def _words(kind: str, words: list[str]) -> Query:
+    return Query(kind, " ".join(words), " AND ".join(f'"{w}"' for w in words))
+
+
+def _phrase(pair: tuple[str, str]) -> Query:
+    text = " ".join(pair)
+    return Query("phrase", f'"{text}"', f'"{text}"')
+
+
+def _fielded(rnd: random.Random, word: str, author: str) -> Query:
+    if rnd.random() < 0.5:
+        return Query("fielded", f"title:{word}", f'title : "{word}"')
+    return Query("fielded", f'author:"{author}"', f'authors : "{author}"')
+
+
+def _with(q: Query, years: tuple[int, int] | None = None, subject: str | None = None) -> Query:
+    return Query(q.kind, q.text, q.fts, years=years, subject=subject)
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float]:
+    qs = statistics.quantiles(values, n=100, method="inclusive")
+    return qs[49], qs[94], qs[98]
+
+
+def time_queries(run: Callable[[Query], Any], queries: list[Query]) -> list[float]:
+    out = []
+    for q in queries:
+        started = time.perf_counter()
+        run(q)
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def pubsearch_runner(index: Path, facets: bool) -> tuple[Any, Callable[[Query], int]]:
+    from pubsearch.querying import YearRange
+    from pubsearch.searching import SearchRequest, SearchService
+
+    service = SearchService(index)
+
+    def run(q: Query) -> int:
+        request = SearchRequest(
+            q=q.text,
+            year=YearRange(*q.years) if q.years else None,
+            subjects=(q.subject,) if q.subject else (),
+            facets=facets,
+            facet_size=FACET_SIZE,
+        )
+        return service.search(request).total
+
+    return service, run
+
+
+@dataclass
+class SizeResult:
+    size: int
+    rows: list[tuple[str, float, float | None, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, ours: float, theirs: float | None, fmt: str = "{:,.1f}") -> None:
+        self.rows.append((name, ours, theirs, fmt))
+
+
+def bench_size(
+    data: Path, size: int, nqueries: int, work: Path, update: bool, workers: int | None
+) -> SizeResult:
+    result = SizeResult(size)
+    src = work / f"records-{size}.jsonl.gz"
+    actual = write_slice(data, size, src) if size else 0
+    result.size = actual
+    exe = str(Path(sys.executable).parent / "pubsearch")
+    index = work / f"index-{size}"
+    db = work / f"fts-{size}.db"
+    extra = ["--workers", str(workers)] if workers else []
+    wall, peak, out = run_measured([exe, "index", "--index", str(index), *extra, str(src)])
+    print(f"  pubsearch index: {out.strip()}", file=sys.stderr)
+    s_wall, s_peak, _ = run_measured(
+        [sys.executable, __file__, "--sqlite-build", str(db), str(src)]
+    )
+    gen = index / (index / "CURRENT").read_text().strip()
+    result.add("indexing, records/s", actual / wall, actual / s_wall, "{:,.0f}")
+    result.add("indexing, wall time (s)", wall, s_wall)
+    result.add("indexing, peak memory (MB)", peak, s_peak, "{:,.0f}")
+    result.add("index size (MB)", dir_size(gen) / 1e6, db.stat().st_size / 1e6)
+
+    queries = query_mix(vocabulary(data, actual), nqueries)
+    sqlite = SqliteSearcher(db)
+    for facets in (True, False):
+        service, ours = pubsearch_runner(index, facets)
+
+        def theirs(q: Query, facets: bool = facets) -> int:
+            return sqlite.search(q, facets)
+
+        time_queries(ours, queries[:20])  # warm-up: opens the searcher, loads facet arrays
+        time_queries(theirs, queries[:20])
+        # Interleaved, so that both see the same load on the machine.
+        mine: list[float] = []
+        yard: list[float] = []
+        for q in queries:
+            mine += time_queries(ours, [q])
+            yard += time_queries(theirs, [q])
+        service.close()
+        label = "top 10 + facets" if facets else "top 10, no facets"
+        for name, a, b in zip(
+            ("p50", "p95", "p99"), percentiles(mine), percentiles(yard), strict=True
+        ):
+            result.add(f"{label}, {name} (ms)", a, b)
+        if facets:
+            by_kind: dict[str, list[float]] = {}
+            for q, t in zip(queries, mine, strict=True):
+                by_kind.setdefault(q.kind, []).append(t)
+            result.notes.append(
+                "pubsearch faceted p50 by kind (ms): "
+                + ", ".join(f"{k} {statistics.median(v):.0f}" for k, v in by_kind.items())
+            )
+
+    if update:
+        seconds = bench_update(data, actual, index, work, exe)
+        result.add("update of 1,000 changed records (s)", seconds, None)
+    return result
+
+
+def bench_update(data: Path, size: int, index: Path, work: Path, exe: str) -> float:
+    """Time ``pubsearch index --update`` of 1,000 changed records; check the facet table."""
+    rnd = random.Random(7)
+    picked = set(rnd.sample(range(size), min(UPDATE_RECORDS, size)))
+    changed = work / "changed.jsonl.gz"
+    with gzip.open(changed, "wt", encoding="utf-8") as out:
+        for n, rec in enumerate(read_json(data, size)):
+            if n in picked:
+                rec["title"] = rec["title"] + " (revised)"
+                rec["authors"] = [*(rec.get("authors") or []), "Ada Update"]
+                rec["categories"] = [*(rec.get("categories") or []), "cs.ZZ"]
+                out.write(json.dumps(rec) + "\n")
+    started = time.perf_counter()
+    subprocess.run(
+        [exe, "index", "--update", "--index", str(index), str(changed)],
+        check=True,
+        capture_output=True,
+    )
+    seconds = time.perf_counter() - started
+    check_facets(index, expected_new_author=len(picked))
+    return seconds
+
+
+def check_facets(index: Path, expected_new_author: int) -> None:
+    """The saved facet table must equal one read from the index the plain way."""
+    import numpy as np
+    from whoosh import index as whoosh_index
+
+    from pubsearch.facets import FacetTable
+
+    gen = index / (index / "CURRENT").read_text().strip()
+    ix = whoosh_index.open_dir(str(gen))
+    with ix.reader() as reader:
+        saved = FacetTable.load(gen, reader, ix.latest_generation())
+        fresh = FacetTable.build(reader)
+    assert saved is not None, "no saved facet table after the update"
+    live = fresh.live
+    assert np.array_equal(saved.live, live) and np.array_equal(saved.years, fresh.years)
+    for name in ("authors", "subjects"):
+        a, b = getattr(saved, name), getattr(fresh, name)
+        ca, cb = a.count(live), b.count(live)
+        got = {a.labels[i].casefold(): int(ca[i]) for i in np.flatnonzero(ca)}
+        want = {b.labels[i].casefold(): int(cb[i]) for i in np.flatnonzero(cb)}
+        assert got == want, f"{name} counts differ after the update"
+    author_id = saved.authors.ids_by_key.get("ada update")
+    assert author_id is not None and saved.authors.count(live)[author_id] == expected_new_author
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def markdown(results: list[SizeResult]) -> str:
+    lines = []
+    for res in results:
+        lines.append(f"\n**{res.size:,} records**\n")
+        lines.append("| measure | pubsearch | SQLite FTS5 | pubsearch / SQLite |")
+        lines.append("|---|---:|---:|---:|")
+        for name, ours, theirs, fmt in res.rows:
+            ratio = f"{ours / theirs:.2f}" if theirs else "-"
+            yardstick = fmt.format(theirs) if theirs is not None else "-"
+            lines.append(f"| {name} | {fmt.format(ours)} | {yardstick} | {ratio} |")
+        for note in res.notes:
+            lines.append(f"\n{note}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="records.jsonl.gz")
+    parser.add_argument("--sizes", default="10000,50000,102289", help="comma-separated sizes")
+    parser.add_argument("--queries", type=int, default=210, help="queries in the mix (>= 200)")
+    parser.add_argument("--workers", type=int, default=None, help="pubsearch index workers")
+    parser.add_argument("--workdir", type=Path, default=None, help="kept when given")
+    parser.add_argument("--sqlite-build", nargs=2, metavar=("DB", "SOURCE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.sqlite_build:
+        sqlite_build(Path(args.sqlite_build[0]), Path(args.sqlite_build[1]))
+        return
+    if args.queries < 200:
+        parser.error("--queries must be at least 200")
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="pubsearch-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    results = []
+    try:
+        for size in sizes:
+            print(f"{size:,} records ...", file=sys.stderr)
+            results.append(
+                bench_size(args.data, size, args.queries, work, size == max(sizes), args.workers)
+            )
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    load = os.getloadavg()
+    print(markdown(results))
+    print(
+        f"\n{os.cpu_count()} CPUs; load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f} (1 / 5 / 15 min); {args.queries} queries per mix; Python "
+        f"{sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}."
+    )
+
+
+if __name__ == "__main__":
+    main()

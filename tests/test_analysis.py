@@ -1,0 +1,73 @@
+"""The bulk analyzer must give exactly the tokens of the plain Whoosh chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from whoosh.analysis.analyzers import CompositeAnalyzer
+
+from pubsearch.analysis import FastAnalyzer
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.schema import text_analyzer
+
+DATA = Path(__file__).resolve().parent / "data"
+
+ODD = [
+    "",
+    "the of and",
+    "İstanbul ÉCOLE naïve Straße x.y.z it's The a",
+    "  Ωmega β-decay 3.14 don't U.S. v1.2 TeX $\\alpha$ résumé  ",
+    "ﬁnance ﬂow Ǆ ǅ ǆ",  # ligatures and title-case letters change length when folded
+    "Batch size; batch sizes! BATCH-SIZE",
+]
+
+CALLS: list[dict[str, Any]] = [
+    {"positions": True, "boosts": True, "mode": "index"},
+    {"no_morph": True},
+    {"positions": True, "mode": "index", "start_pos": 5},
+    {"positions": True, "chars": True, "mode": "index", "removestops": False},
+    {"chars": True, "mode": "query", "removestops": False},
+    {"positions": True, "chars": True, "start_char": 3, "mode": "index"},
+    {"mode": "query"},
+    {"mode": "index", "tokenize": False},  # not a bulk call: the chain answers
+]
+
+
+def _texts() -> list[str]:
+    records = read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport())
+    out = list(ODD)
+    for record in records:
+        out += [record.title, record.abstract]
+    return out
+
+
+def _tokens(analyzer: Any, text: str, kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            t.text,
+            getattr(t, "pos", None),
+            getattr(t, "startchar", None),
+            getattr(t, "endchar", None),
+            t.boost,
+            t.stopped,
+        )
+        for t in analyzer(text, **kwargs)
+    ]
+
+
+@pytest.mark.parametrize("kwargs", CALLS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
+def test_bulk_tokens_equal_the_chain(kwargs: dict[str, Any]) -> None:
+    fast = text_analyzer()
+    assert isinstance(fast, FastAnalyzer)
+    chain = CompositeAnalyzer(*fast.items)
+    for text in _texts():
+        assert _tokens(fast, text, kwargs) == _tokens(chain, text, kwargs), text
+
+
+def test_other_chains_are_left_to_whoosh() -> None:
+    from whoosh import analysis
+
+    odd = FastAnalyzer(analysis.RegexTokenizer(r"\w+"), analysis.LowercaseFilter())
+    assert [t.text for t in odd("Hello World")] == ["hello", "world"]

@@ -1,0 +1,270 @@
+"""The fast paths (saved facet arrays, query masks, numpy counts) against plain counts.
+
+The index is a real one: the seeds plus 300 real arXiv records (tests/data), with some of
+them listed twice. Every expectation is computed the plain way: Whoosh's own
+``docs_for_query`` and a ``Counter`` over the stored fields of the matching documents.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from whoosh import index as whoosh_index
+
+from pubsearch.facets import FACETS_FILE, FacetTable
+from pubsearch.indexing import build_index, update_index
+from pubsearch.masks import query_mask
+from pubsearch.querying import YearRange, parse_query
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record, fold
+from pubsearch.searching import SearchRequest, SearchService
+
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"
+
+QUERIES = [
+    "",
+    "learning",
+    "model",
+    "quantum",
+    "neural networks",
+    "graph neural network",
+    '"language models"',
+    '"batch size"',
+    "title:learning",
+    'author:"Yang You"',
+    "learning -neural",
+    "learning OR quantum",
+    "(graph OR network) AND learn*",
+    "year:2021",
+    "learning year:2024..2026",
+    "subject:cs.lg",
+    "cat:cs.*",
+    "deep NOT learning",
+    "batch sise",
+    '"neural network" OR "language model"',
+    'title:"large language models"',
+    '"state of the art"',
+]
+
+
+def _records(seeds_dir: Path) -> list[Record]:
+    records = list(read_paths([seeds_dir, SAMPLE], ReadReport()))
+    # A few papers listed again by another source, with another author: merged on build.
+    again = [
+        replace(r, authors=("Second Source",), origins=("other.jsonl:1",), id="")
+        for r in records[40:52]
+    ]
+    return records + again
+
+
+@pytest.fixture(scope="module")
+def real_index(tmp_path_factory: pytest.TempPathFactory, seeds_dir: Path) -> Path:
+    index_dir = tmp_path_factory.mktemp("facets-index")
+    build_index(index_dir, _records(seeds_dir))
+    return index_dir
+
+
+def _generation(index_dir: Path) -> Path:
+    return index_dir / (index_dir / "CURRENT").read_text().strip()
+
+
+def _plain_facets(
+    index_dir: Path, q: str, request: SearchRequest
+) -> tuple[int, dict[str, Counter[str]]]:
+    """Total and disjunctive facet counts, from docs_for_query and stored fields."""
+    ix = whoosh_index.open_dir(str(_generation(index_dir)))
+    with ix.searcher() as searcher:
+        query = parse_query(q, searcher.schema)
+        if query is None:
+            docs = list(searcher.reader().all_doc_ids())
+        else:
+            docs = list(searcher.docs_for_query(query))
+        stored = [searcher.stored_fields(d) for d in docs]
+    ix.close()
+
+    def passes(doc: dict[str, Any], skip: str) -> bool:
+        if skip != "author" and request.authors:
+            wanted = {fold(a) for a in request.authors}
+            if not wanted & {fold(a) for a in doc.get("author") or ()}:
+                return False
+        if skip != "subject" and request.subjects:
+            wanted = {fold(s) for s in request.subjects}
+            if not wanted & {fold(s) for s in doc.get("subject") or ()}:
+                return False
+        if skip != "year" and request.year is not None:
+            year = doc.get("year")
+            lo, hi = request.year.start, request.year.end
+            if year is None or (lo is not None and year < lo) or (hi is not None and year > hi):
+                return False
+        return True
+
+    total = sum(1 for doc in stored if passes(doc, ""))
+    counts: dict[str, Counter[str]] = {"author": Counter(), "year": Counter(), "subject": Counter()}
+    for doc in stored:
+        if passes(doc, "author"):
+            counts["author"].update({fold(a) for a in doc.get("author") or ()})
+        if passes(doc, "subject"):
+            counts["subject"].update({fold(s) for s in doc.get("subject") or ()})
+        if passes(doc, "year") and doc.get("year"):
+            counts["year"][str(doc["year"])] += 1
+    return total, counts
+
+
+def _fast_facets(
+    service: SearchService, request: SearchRequest
+) -> tuple[int, dict[str, Counter[str]]]:
+    results = service.search(request)
+    assert results.facets is not None
+    counts = {
+        name: Counter({fold(v.value): v.count for v in values if v.count})
+        for name, values in results.facets.items()
+    }
+    return results.total, counts
+
+
+FILTERS = [
+    {},
+    {"year": YearRange(2025, 2026)},
+    {"subjects": ("cs.LG",)},
+    {"authors": ("Yang You",), "year": YearRange(2019, None)},
+    {"subjects": ("cs.CV", "cs.CL"), "year": YearRange(None, 2025)},
+]
+
+
+@pytest.mark.parametrize("q", QUERIES)
+@pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f) or "none")
+def test_fast_facet_counts_equal_plain_counts(
+    real_index: Path, q: str, filters: dict[str, Any]
+) -> None:
+    request = SearchRequest(q=q, facets=True, facet_size=1000, **filters)
+    service = SearchService(real_index)
+    try:
+        total, counts = _fast_facets(service, request)
+    finally:
+        service.close()
+    plain_total, plain_counts = _plain_facets(real_index, q, request)
+    assert total == plain_total
+    for name, plain in plain_counts.items():
+        listed = counts[name]
+        # Every listed value has its plain count; the listed are the most frequent ones.
+        assert listed == {value: plain[value] for value in listed}
+        assert len(listed) >= min(len(plain), request.facet_size)
+        unlisted = [c for v, c in plain.items() if v not in listed]
+        assert not unlisted or max(unlisted) <= min(listed.values())
+
+
+@pytest.mark.parametrize("q", [q for q in QUERIES if q])
+def test_query_mask_equals_docs_for_query(real_index: Path, q: str) -> None:
+    ix = whoosh_index.open_dir(str(_generation(real_index)))
+    with ix.searcher() as searcher:
+        query = parse_query(q, searcher.schema)
+        assert query is not None
+        size = searcher.reader().doc_count_all()
+        live = np.zeros(size, dtype=np.bool_)
+        live[list(searcher.reader().all_doc_ids())] = True
+        fast = set(np.flatnonzero(query_mask(searcher, query, size) & live).tolist())
+        assert fast == set(searcher.docs_for_query(query))
+    ix.close()
+
+
+def _tables(index_dir: Path) -> tuple[FacetTable | None, FacetTable]:
+    gen = _generation(index_dir)
+    ix = whoosh_index.open_dir(str(gen))
+    with ix.reader() as reader:
+        saved = FacetTable.load(gen, reader, ix.latest_generation())
+        fresh = FacetTable.build(reader)
+    ix.close()
+    return saved, fresh
+
+
+def _by_label(table: FacetTable) -> dict[str, dict[str, int]]:
+    """Counts over the live documents, by folded value: comparable across builds."""
+    out: dict[str, dict[str, int]] = {}
+    for name in ("authors", "subjects"):
+        values = getattr(table, name)
+        counts = values.count(table.live)
+        out[name] = {fold(values.labels[i]): int(counts[i]) for i in np.flatnonzero(counts)}
+    out["years"] = {str(y): c for y, c in table.count_years(table.live).items()}
+    return out
+
+
+def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
+    saved, fresh = _tables(real_index)
+    assert saved is not None
+    assert saved.authors.labels == fresh.authors.labels
+    assert np.array_equal(saved.authors.value_ids, fresh.authors.value_ids)
+    assert np.array_equal(saved.subjects.offsets, fresh.subjects.offsets)
+    assert np.array_equal(saved.years, fresh.years)
+    assert np.array_equal(saved.live, fresh.live)
+
+
+def test_missing_or_stale_saved_table_is_rebuilt(tmp_path: Path, seeds_dir: Path) -> None:
+    build_index(tmp_path, read_paths([seeds_dir], ReadReport()))
+    (_generation(tmp_path) / FACETS_FILE).write_bytes(b"not a numpy file")
+    service = SearchService(tmp_path)
+    try:
+        results = service.search(SearchRequest(q="batch size", facets=True))
+    finally:
+        service.close()
+    assert results.facets is not None
+    assert results.facets["author"][0].value == "Yang You"
+
+
+def _changed(records: list[Record]) -> Iterator[Record]:
+    for r in records[60:90]:
+        yield replace(r, authors=(*r.authors, "Ada Update"), subjects=(*r.subjects, "cs.ZZ"))
+    yield Record(title="A paper no one listed before", year=2026, authors=("New Person",))
+
+
+def test_update_keeps_facet_data_right(tmp_path: Path, seeds_dir: Path) -> None:
+    records = _records(seeds_dir)
+    updated, fresh = tmp_path / "updated", tmp_path / "fresh"
+    build_index(updated, records)
+    changes = list(_changed(records))
+    update_index(updated, changes)
+
+    # The same records, updated the same way, built in one go.
+    from pubsearch.indexing import combine
+    from pubsearch.records import merge_records
+
+    final, _ = merge_records(records)
+    by_id = {r.id: r for r in final}
+    for change in changes:
+        by_id[change.id] = combine(by_id[change.id], change) if change.id in by_id else change
+    build_index(fresh, by_id.values())
+
+    saved, read_anew = _tables(updated)
+    assert saved is not None, "the update saved no facet table"
+    assert _by_label(saved) == _by_label(read_anew) == _by_label(_tables(fresh)[1])
+    service = SearchService(updated)
+    try:
+        results = service.search(SearchRequest(authors=("Ada Update",), facets=True))
+    finally:
+        service.close()
+    assert results.total == 30
+
+
+def test_update_shares_segment_files_with_the_previous_generation(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    build_index(tmp_path, read_paths([seeds_dir], ReadReport()))
+    before = _generation(tmp_path)
+    segments = {p.name: p.stat().st_ino for p in before.glob("*.seg")}
+    update_index(tmp_path, [Record(title="One more paper", year=2024)])
+    after = _generation(tmp_path)
+    linked = {p.name: p.stat().st_ino for p in after.glob("*.seg") if p.name in segments}
+    assert linked == segments  # the same files, not copies
+    assert len(list(after.glob("*.seg"))) == len(segments) + 1  # the new records' segment
+
+
+def test_sample_slice_is_what_the_tests_assume() -> None:
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 300 and all(json.loads(line)["authors"] is not None for line in lines)
