@@ -47,6 +47,7 @@ def record_fields(record: Record) -> dict[str, Any]:
         "keys": ",".join(record.identity_keys),
         "title": record.title,
         "abstract": record.abstract,
+        "content": record.title + "\n" + record.abstract,
         "author": "\n".join(record.authors),
         "_stored_author": list(record.authors),
         "author_key": ",".join(author_key(a) for a in record.authors),

@@ -22,12 +22,13 @@ from whoosh.index import Index
 from whoosh.searching import Hit as WhooshHit
 from whoosh.searching import Searcher
 
-from pubsearch import storage
+from pubsearch import ranking, storage
 from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
-from pubsearch.querying import YearRange, parse_query
+from pubsearch.querying import YearRange, parse_text_query, spelling_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
+from pubsearch.schema import DEFAULT_FIELD
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
@@ -189,7 +190,7 @@ class SearchService:
         if snap is None or snap.generation != gen.name:
             if snap is not None:
                 snap.searcher.close()
-            snap = _Snapshot(gen.name, gen.index, gen.index.searcher())
+            snap = _Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
             self._local.snapshot = snap
         return gen, snap.searcher
 
@@ -211,9 +212,13 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query = parse_query(request.q, searcher.schema)
-
+        parsed = parse_text_query(request.q, searcher.schema)
+        query = parsed.strict if parsed is not None else None
         text_mask = self._query_mask(searcher, query, table)
+        if parsed is not None and parsed.relaxed is not None:
+            query = parsed.choose(int(text_mask.sum()))
+            if query is parsed.relaxed:
+                text_mask = self._query_mask(searcher, query, table)
         filters = self._filter_masks(request, table)
         final = text_mask.copy()
         for mask in filters.values():
@@ -281,8 +286,8 @@ class SearchService:
         snippet = ""
         title_html = ""
         if highlight_terms:
-            snippet = self._snippets.highlight_hit(hit, "abstract", top=2)
-            title_html = marked_to_html(self._titles.highlight_hit(hit, "title", top=1))
+            snippet = _highlight(self._snippets, hit, "abstract", top=2)
+            title_html = marked_to_html(_highlight(self._titles, hit, "title", top=1))
         return Hit(
             rank=rank,
             id=record.id,
@@ -341,13 +346,17 @@ class SearchService:
     ) -> str | None:
         if query is None:
             return None
+        query = spelling_query(request.q, searcher.schema)
+        if query is None:
+            return None
         try:
             corrected = searcher.correct_query(query, request.q)
         except (ValueError, KeyError, TypeError):
             return None
         if corrected.query == query or corrected.string == request.q:
             return None
-        if not any(True for _ in searcher.docs_for_query(corrected.query)):
+        fixed = parse_text_query(str(corrected.string), searcher.schema)
+        if fixed is None or not any(True for _ in searcher.docs_for_query(fixed.strict)):
             return None
         return str(corrected.string)
 
@@ -402,6 +411,25 @@ def _multi_facet(
         if key not in values.ids_by_key and key not in known:
             out.append(FacetValue(key, 0, True))
     return tuple(out)
+
+
+def _highlight(highlighter: highlight.Highlighter, hit: WhooshHit, fieldname: str, top: int) -> str:
+    """``fieldname``'s text with the words the hit matched marked, whether they were matched
+    in that field or in the combined title-and-abstract field."""
+    words = frozenset(
+        text.decode("utf-8") if isinstance(text, bytes) else text
+        for name, text in hit.matched_terms()
+        if name in (fieldname, DEFAULT_FIELD)
+    )
+    text = hit.get(fieldname) or ""
+    if not words or not text:
+        return ""
+    analyzer = hit.searcher.schema[fieldname].analyzer
+    return str(
+        highlight.highlight(
+            text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
+        )
+    )
 
 
 def _lead(text: str, limit: int = SNIPPET_CHARS) -> str:
