@@ -21,7 +21,7 @@ from whoosh.writing import IndexWriter
 from pubsearch import storage
 from pubsearch.errors import IndexMissingError
 from pubsearch.records import Record, RecordMerger, fold, merge
-from pubsearch.schema import VALUE_SEP
+from pubsearch.schema import VALUE_SEP, content_text
 
 # How long a second writer waits for the first before giving up.
 LOCK_TIMEOUT_SECONDS = 10.0
@@ -47,7 +47,7 @@ def record_fields(record: Record) -> dict[str, Any]:
         "keys": ",".join(record.identity_keys),
         "title": record.title,
         "abstract": record.abstract,
-        "content": record.title + "\n" + record.abstract,
+        "content": content_text(record.title, record.abstract),
         "author": "\n".join(record.authors),
         "_stored_author": list(record.authors),
         "author_key": ",".join(author_key(a) for a in record.authors),
