@@ -14,6 +14,7 @@ and it uses one core. Here:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -214,12 +215,13 @@ def _finish_segment(writer: BulkWriter) -> Any:
 
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
+    parent = os.getppid()
     try:
         ix = storage.open_index(index_dir)
         segments: list[Any] = []
         writer: BulkWriter | None = None
         count = 0
-        while (batch := jobs.get()) is not None:
+        while (batch := _next_job(jobs, parent)) is not None:
             for doc in batch:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -234,6 +236,17 @@ def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> N
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
+
+
+def _next_job(jobs: Any, parent: int) -> Any:
+    """The next batch, or None at the end; exits when the parent process has died (killed
+    by a signal, it cannot tell its workers), so that no orphan keeps writing."""
+    while True:
+        try:
+            return jobs.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                raise SystemExit(1) from None
 
 
 class WorkerError(RuntimeError):
