@@ -7,7 +7,7 @@ INDEX ?= index
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: setup run test lint index bench clean
+.PHONY: setup run test lint index bench relevance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+# Ranking quality on SciFact (../shared/data/scifact): nDCG@10, Recall@100, MRR@10.
+relevance: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/relevance.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -181,3 +181,17 @@ def test_streaming_build_merges_duplicates_across_files(
     assert found == {r.id: r for r in expected}
     assert merged.total == 40
     assert all(len(found[row["id"]].origins) == 2 for row in again)  # type: ignore[index]
+
+
+def test_index_of_another_schema_is_refused_with_a_rebuild_hint(tmp_path: Path) -> None:
+    from whoosh import fields
+    from whoosh import index as whoosh_index
+
+    from pubsearch.errors import IndexCorruptError
+
+    gen = tmp_path / "gen-old"
+    gen.mkdir()
+    whoosh_index.create_in(str(gen), fields.Schema(id=fields.ID(stored=True), title=fields.TEXT))
+    (tmp_path / "CURRENT").write_text("gen-old\n")
+    with pytest.raises(IndexCorruptError, match="another version of pubsearch; rebuild it"):
+        SearchService(tmp_path).search(SearchRequest(q="x"))

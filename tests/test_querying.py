@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.querying import MAX_QUERY_CHARS, YearRange, parse_query, parse_year
+from pubsearch.querying import (
+    MAX_QUERY_CHARS,
+    MIN_STRICT_MATCHES,
+    YearRange,
+    parse_query,
+    parse_text_query,
+    parse_year,
+)
 from pubsearch.schema import build_schema
 
 SCHEMA = build_schema()
@@ -35,8 +42,12 @@ def fields_of(text: str) -> set[str]:
     return {leaf.field() for leaf in query.leaves()}
 
 
-def test_plain_words_search_title_and_abstract() -> None:
-    assert fields_of("batch size") == {"title", "abstract"}
+def test_plain_words_search_title_and_abstract_as_one_field() -> None:
+    assert fields_of("batch size") == {"content"}
+
+
+def test_quoted_phrases_are_matched_in_title_or_abstract() -> None:
+    assert fields_of('"batch size"') == {"title", "abstract"}
 
 
 @pytest.mark.parametrize(
@@ -70,7 +81,64 @@ def test_leading_minus_negates() -> None:
 
 
 def test_colon_followed_by_space_is_plain_text() -> None:
-    assert fields_of("Note: training") == {"title", "abstract"}
+    assert fields_of("Note: training") == {"content"}
+
+
+def test_one_or_two_words_have_only_the_strict_reading() -> None:
+    parsed = parse_text_query("batch size", SCHEMA)
+    assert parsed is not None and parsed.relaxed is None
+    assert parsed.choose(0) is parsed.strict
+
+
+def test_longer_text_falls_back_to_any_word_when_all_words_find_too_little() -> None:
+    parsed = parse_text_query("large batch training of neural networks", SCHEMA)
+    assert parsed is not None and parsed.relaxed is not None
+    assert "And(" in repr(parsed.strict) and "Or(" in repr(parsed.relaxed)
+    assert parsed.choose(MIN_STRICT_MATCHES) is parsed.strict
+    assert parsed.choose(MIN_STRICT_MATCHES - 1) is parsed.relaxed
+
+
+def test_operators_keep_their_meaning_in_the_relaxed_reading() -> None:
+    parsed = parse_text_query("large batch training -lstm", SCHEMA)
+    assert parsed is not None and parsed.relaxed is not None
+    assert "AndNot" in repr(parsed.relaxed)
+    assert "Term('content', 'lstm')" in repr(parsed.relaxed)
+    fielded = parse_text_query("title:transformer attention heads", SCHEMA)
+    assert fielded is not None and fielded.relaxed is not None
+    assert "Term('title', 'transform')" in repr(fielded.relaxed)
+
+
+def test_explicit_or_has_one_reading() -> None:
+    parsed = parse_text_query("lstm OR whale OR batch", SCHEMA)
+    assert parsed is not None and parsed.relaxed is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A high microerythrocyte count protects in homozygous alpha (+)- thalassemia.",
+        "Replacement of histone H2A accelerates gene activation by destabilizing +1 nucleosomes.",
+        "Differentiated E2f-1, -2, -3 TKO cells do not exhibit apoptosis.",
+        "Does APOE4 increase risk of Alzheimer's?",
+        'Mouse models can be generated using "artificial spermatids."',
+        "The gene cluster encodes urease maturation proteins : UreD/UreH, UreE.",
+        "What makes proteins fold (and why)?",
+    ],
+)
+def test_pasted_sentences_parse(text: str) -> None:
+    parsed = parse_text_query(text, SCHEMA)
+    assert parsed is not None and parsed.relaxed is not None
+    assert "Not" not in repr(parsed.relaxed)
+
+
+def test_sign_before_a_number_is_part_of_the_text() -> None:
+    assert "Require" not in repr(parse_query("+1 nucleosomes", SCHEMA))
+    assert "Not" not in repr(parse_query("cells -2 -3", SCHEMA))
+
+
+def test_question_mark_ending_a_word_is_not_a_wildcard() -> None:
+    assert "Wildcard" not in repr(parse_query("risk of Alzheimer's?", SCHEMA))
+    assert "Wildcard" in repr(parse_query("ba?ch", SCHEMA))
 
 
 @pytest.mark.parametrize("text", ["", "   ", "-", "the", "of the"])

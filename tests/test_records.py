@@ -90,6 +90,25 @@ def test_same_title_and_year_on_two_pages_is_one_record_with_both_authors() -> N
     assert merged[0].origins == ("a.txt:9", "b.txt:30")
 
 
+def test_records_with_their_own_different_ids_are_never_merged_by_title() -> None:
+    records = [
+        Record(title="Summary", abstract="One.", id="885056"),
+        Record(title="Summary", abstract="Two.", id="13492264"),
+        Record(title="Summary", abstract="Three.", id="14178995"),
+    ]
+    merged, duplicates = merge_records(records)
+    assert duplicates == 0
+    assert [r.id for r in merged] == ["885056", "13492264", "14178995"]
+
+
+def test_records_with_the_same_own_id_are_one() -> None:
+    merged, duplicates = merge_records(
+        [Record(title="T", id="x1", authors=("A",)), Record(title="T2", id="x1", authors=("B",))]
+    )
+    assert duplicates == 1
+    assert merged[0].id == "x1" and merged[0].authors == ("A", "B")
+
+
 def test_same_title_different_year_is_two_records() -> None:
     merged, duplicates = merge_records(
         [Record(title="A Survey", year=2020), Record(title="A Survey", year=2021)]

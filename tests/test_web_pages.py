@@ -142,9 +142,10 @@ def test_no_hits_offers_did_you_mean(client: FlaskClient) -> None:
 
 
 def test_no_hits_offers_the_nearest_broader_search(client: FlaskClient) -> None:
-    page = " ".join(text(client, "/?q=batch+size+zzzqqq&sort=newest").split())
+    # Two words are both required (longer text may match on some of its words instead).
+    page = " ".join(text(client, "/?q=batch+zzzqqq&sort=newest").split())
     assert (
-        'Nearest broader search: <a href="/?q=batch+size&amp;sort=newest">batch size</a>'
+        'Nearest broader search: <a href="/?q=batch&amp;sort=newest">batch</a>'
         " (without “zzzqqq”) finds 6 results." in page
     )
     filtered = text(client, "/?q=batch&subject=eess.SY")

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 
-from pubsearch import export, storage
+from pubsearch import batch, export, storage
 from pubsearch.broadening import BroaderSearch, nearest_broader
 from pubsearch.config import ENV_INDEX, resolve_index_dir
 from pubsearch.errors import (
@@ -420,6 +421,84 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
         for name, values in results.facets.items():
             listed = ", ".join(f"{'*' if v.selected else ''}{v.value} ({v.count})" for v in values)
             click.echo(f"  {name}: {listed or '-'}")
+
+
+# -- batch ---------------------------------------------------------------------------------
+
+
+@main.command("batch")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@index_option
+@click.option(
+    "--hits",
+    default=batch.DEFAULT_HITS,
+    show_default=True,
+    help="Results written per query (1 to 10,000).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the run to this file. Default: standard output.",
+)
+@click.option(
+    "--tag", default=batch.DEFAULT_TAG, show_default=True, help="Run name, the last column."
+)
+@reports_errors
+def batch_command(
+    queries: Path, index_dir: Path | None, hits: int, output: Path | None, tag: str
+) -> None:
+    """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
+
+    QUERIES is TSV (id<TAB>text, one a line) or JSON lines ({"_id" or "id", "text"}, as
+    BEIR's queries.jsonl). Each query is searched as 'pubsearch query' searches it; docid is
+    the record's own id.
+
+    \b
+    Example:
+        pubsearch batch queries.tsv --hits 100 --output run.txt
+        pubsearch batch queries.jsonl --index /tmp/scifact > run.txt
+    """
+    batch.check_hits(hits)
+    read = batch.read_queries(queries)
+    service = SearchService(_index_dir(index_dir))
+    try:
+        with _query_progress(read) as each, _run_output(output) as out:
+            for line in batch.run(service, each, hits=hits, tag=tag):
+                out.write(line + "\n")
+    finally:
+        service.close()
+
+
+@contextlib.contextmanager
+def _query_progress(queries: list[batch.BatchQuery]) -> Iterator[Iterable[batch.BatchQuery]]:
+    """The queries, counted by a progress bar on a terminal."""
+    if not sys.stderr.isatty():
+        yield queries
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(queries, unit=" queries", file=sys.stderr, leave=False)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+@contextlib.contextmanager
+def _run_output(path: Path | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        stream = path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise PubsearchCLIError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        with stream:
+            yield stream
+    except BaseException:
+        path.unlink(missing_ok=True)  # no half-written run left behind
+        raise
 
 
 # -- show and stats ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
 from pubsearch.facets import FacetTable
 from pubsearch.records import Record, RecordMerger, StreamingMerger, Written, fold, merge
-from pubsearch.schema import VALUE_SEP
+from pubsearch.schema import VALUE_SEP, content_text
 
 # How long a second writer waits for the first before giving up.
 LOCK_TIMEOUT_SECONDS = 10.0
@@ -49,6 +49,7 @@ def record_fields(record: Record) -> dict[str, Any]:
         "keys": ",".join(record.identity_keys),
         "title": record.title,
         "abstract": record.abstract,
+        "content": content_text(record.title, record.abstract),
         "author": "\n".join(record.authors),
         "_stored_author": list(record.authors),
         "subject": ",".join(record.subjects),

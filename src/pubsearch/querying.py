@@ -3,6 +3,17 @@
 Plain words must just work; the syntax is Whoosh's (AND, OR, NOT, ``-word``, "phrases",
 ``field:value``, ``year:[2019 TO 2021]``, ``year:>2019``, wildcards) plus ``year:2019..2021``
 and arXiv's short field names (``ti:``, ``abs:``, ``au:``, ``cat:``).
+
+What words without operators mean (measured on SciFact with ``bench/relevance.py``):
+
+* one or two words: every word is required (``batch size``);
+* three or more: every word is required when at least :data:`MIN_STRICT_MATCHES` records
+  have them all; otherwise any of them may be missing and records are ranked by BM25, so a
+  pasted sentence ("Does APOE4 increase risk of Alzheimer's?") never finds nothing just
+  because one of its words is absent.
+
+Operators keep their meaning either way: ``-word`` and ``NOT`` exclude, ``+word`` and
+``AND`` require, ``OR`` offers a choice, ``field:`` restricts, quotes match a phrase.
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ from whoosh.fields import Schema
 from whoosh.qparser.common import QueryParserError
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.schema import FIELD_ALIASES, QUERY_FIELDS, TITLE_BOOST
+from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
 
 # Bounds on the work one query may cause.
 MAX_QUERY_CHARS = 1000
@@ -28,6 +39,16 @@ _FIELD_PREFIX = re.compile(r"(?<![\w.])([A-Za-z_]\w*):(?=[^\s/])")
 _YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
 
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
+
+# Phrases of plain words are matched here (the combined field keeps no positions).
+PHRASE_FIELDS = ("title", "abstract")
+# Fields whose words did-you-mean suggestions come from (they keep unstemmed words).
+SPELLING_FIELDS = ("title",)  # only the title keeps unstemmed words (schema.py)
+
+# Queries of at most this many terms always need all of them ("batch size").
+STRICT_MAX_TERMS = 2
+# A longer query needs all its words only when at least this many records have them all.
+MIN_STRICT_MATCHES = 10
 
 # What Whoosh's query parser raises on input it cannot take apart.
 _PARSER_FAILURES = (
@@ -41,6 +62,9 @@ _PARSER_FAILURES = (
     QueryParserError,  # a field value it cannot convert: 'year:""'
 )
 _NOT_WORD = re.compile(r"[^\w\s]+")
+# A question mark that ends a word is punctuation ("Alzheimer's?", "(or why)?"); only one
+# inside a word is a wildcard ("ba?ch").
+_QUESTION_MARK = re.compile(r"\?+(?=[\s)\]}\"'.,;:!?]|$)")
 
 
 def _words_only(text: str) -> str:
@@ -76,21 +100,22 @@ def parse_year(text: str, name: str = "year") -> YearRange:
     return YearRange(start, end)
 
 
-def _plugins_parser(schema: Schema, group: type[qparser.syntax.GroupNode]) -> qparser.QueryParser:
-    parser = qparser.MultifieldParser(
-        ["title", "abstract"],
-        schema,
-        fieldboosts={"title": TITLE_BOOST, "abstract": 1.0},
-        group=group,
-    )
+def _plugins_parser(
+    schema: Schema,
+    group: type[qparser.syntax.GroupNode],
+    fields: tuple[str, ...] = (DEFAULT_FIELD,),
+) -> qparser.QueryParser:
+    parser = qparser.MultifieldParser(list(fields), schema, group=group)
     # A field prefix must be followed by its value ("Note: this" is two words).
     parser.replace_plugin(
         qparser.FieldsPlugin(expr=r"(?P<text>[A-Za-z_]\w*|[*]):(?=[^\s/])", remove_unknown=False)
     )
-    # "-word" excludes, "+word" requires; a hyphen inside a word ("2D-3D") is not an operator.
+    # "-word" excludes, "+word" requires. A hyphen inside a word ("2D-3D") is not an operator,
+    # nor is a sign before a number or a bracket ("+1 nucleosomes", "-2", "alpha (+)-").
     parser.replace_plugin(
         qparser.PlusMinusPlugin(
-            plusexpr=r"(?:^|(?<=[\s(]))\+(?=\S)", minusexpr=r"(?:^|(?<=[\s(]))-(?=\S)"
+            plusexpr=r"(?:^|(?<=[\s(]))\+(?=[^\W\d_]|[\"(])",
+            minusexpr=r"(?:^|(?<=[\s(]))-(?=[^\W\d_]|[\"(])",
         )
     )
     parser.add_plugin(qparser.GtLtPlugin())
@@ -121,17 +146,32 @@ def check_query_text(text: str) -> None:
         )
 
 
-def parse_query(text: str, schema: Schema) -> wq.Query | None:
-    """The Whoosh query for ``text``; ``None`` for text with nothing to search for.
+@dataclass(frozen=True)
+class TextQuery:
+    """The two readings of a query's text.
 
-    Words combine with AND. Raises QuerySyntaxError for text that cannot be a query.
+    ``strict`` requires every word; ``relaxed`` (``None`` when there is no other reading)
+    lets any word without an operator be missing. Search with ``strict`` when it matches at
+    least :data:`MIN_STRICT_MATCHES` records, else with ``relaxed``: see :func:`choose`.
     """
-    text = text.strip()
-    if not text:
-        return None
-    check_query_text(text)
-    text = _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
-    parser = _plugins_parser(schema, qparser.AndGroup)
+
+    strict: wq.Query
+    relaxed: wq.Query | None = None
+
+    def choose(self, strict_matches: int) -> wq.Query:
+        """The query to search with, given how many records ``strict`` matches."""
+        if self.relaxed is None or strict_matches >= MIN_STRICT_MATCHES:
+            return self.strict
+        return self.relaxed
+
+
+def _parse(
+    text: str,
+    schema: Schema,
+    group: type[qparser.syntax.GroupNode],
+    fields: tuple[str, ...] = (DEFAULT_FIELD,),
+) -> wq.Query | None:
+    parser = _plugins_parser(schema, group, fields)
     try:
         query = parser.parse(text)
     except _PARSER_FAILURES:
@@ -139,8 +179,60 @@ def parse_query(text: str, schema: Schema) -> wq.Query | None:
         query = parser.parse(_words_only(text))
     if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
         return None
+    if DEFAULT_FIELD in fields:
+        query = query.accept(_phrase_in_title_and_abstract)
     check_query(query)
     return query
+
+
+def _phrase_in_title_and_abstract(query: wq.Query) -> wq.Query:
+    if isinstance(query, wq.Phrase) and query.fieldname == DEFAULT_FIELD:
+        return wq.Or(
+            [
+                wq.Phrase(name, query.words, slop=query.slop, boost=query.boost)
+                for name in PHRASE_FIELDS
+            ]
+        )
+    return query
+
+
+def _prepare(text: str) -> str:
+    text = text.strip()
+    if text:
+        check_query_text(text)
+    text = _QUESTION_MARK.sub("", text)
+    return _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
+
+
+def parse_text_query(text: str, schema: Schema) -> TextQuery | None:
+    """Both readings of ``text`` (see the module's doc); ``None`` when there is nothing to
+    search for. Raises QuerySyntaxError for text that cannot be a query."""
+    text = _prepare(text)
+    if not text:
+        return None
+    strict = _parse(text, schema, qparser.AndGroup)
+    if strict is None:
+        return None
+    if sum(1 for _ in strict.leaves()) <= STRICT_MAX_TERMS:
+        return TextQuery(strict)
+    relaxed = _parse(text, schema, qparser.OrGroup)
+    if relaxed is None or relaxed == strict:
+        return TextQuery(strict)
+    return TextQuery(strict, relaxed)
+
+
+def parse_query(text: str, schema: Schema) -> wq.Query | None:
+    """The strict reading of ``text``: every word required. ``None`` for text with nothing
+    to search for. Raises QuerySyntaxError for text that cannot be a query."""
+    parsed = parse_text_query(text, schema)
+    return parsed.strict if parsed is not None else None
+
+
+def spelling_query(text: str, schema: Schema) -> wq.Query | None:
+    """``text`` parsed over :data:`SPELLING_FIELDS`, for did-you-mean suggestions (the
+    combined field holds only stems)."""
+    text = _prepare(text)
+    return _parse(text, schema, qparser.AndGroup, SPELLING_FIELDS) if text else None
 
 
 def check_query(query: wq.Query) -> None:

@@ -136,10 +136,21 @@ class Record:
             keys.append("arxiv:" + self.arxiv_id)
         if self.doi:
             keys.append("doi:" + self.doi)
+        if self.has_own_id:
+            # The source names its records (BEIR's "_id": "4983"): two of them with different
+            # ids are different papers even when their titles agree ("Summary").
+            keys.append("id:" + self.id)
+            return tuple(keys)
         tkey = title_key(self.title)
         if tkey:
             keys.append(f"title:{tkey}|{self.year}")
         return tuple(keys)
+
+    @property
+    def has_own_id(self) -> bool:
+        """True when ``id`` came from the source, not from the arXiv id, DOI or title."""
+        derived = {self._derived_id(), self.arxiv_id, "doi:" + self.doi if self.doi else None}
+        return self.id not in derived
 
     @property
     def url(self) -> str | None:
@@ -326,4 +337,5 @@ def _identity_of(record: Record) -> Record:
         year=record.year,
         arxiv_id=record.arxiv_id,
         doi=record.doi,
+        id=record.id,  # a source's own id is an identity key too (see identity_keys)
     )

@@ -24,14 +24,14 @@ from whoosh.searching import Hit as WhooshHit
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch import storage
+from pubsearch import ranking, storage
 from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
 from pubsearch.masks import FloatArray, query_mask
-from pubsearch.querying import YearRange, parse_query
+from pubsearch.querying import YearRange, parse_query, parse_text_query, spelling_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
-from pubsearch.schema import TITLE_BOOST
+from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.topdocs import field_lengths, top_documents
 
 SortOrder = Literal["relevance", "newest", "oldest"]
@@ -43,7 +43,7 @@ MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
 # More-like-this: (field, weight, key terms taken from it) for related records.
-RELATED_FIELDS = (("title", TITLE_BOOST, 6), ("abstract", 1.0, 12))
+RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ class SearchService:
         if snap is None or snap.generation != gen.name:
             if snap is not None:
                 self._close_searcher(snap.searcher)
-            snap = _Snapshot(gen.name, gen.index, gen.index.searcher())
+            snap = _Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
             with self._lock:
                 self._open.add(snap.searcher)
             self._local.snapshot = snap
@@ -248,8 +248,8 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query = parse_query(request.q, searcher.schema)
-        text_mask, filters, final = self._masks(searcher, query, request, table)
+        query, text_mask = self._text_query(searcher, request.q, table)
+        filters, final = self._filtered(text_mask, request, table)
         total = int(final.sum())
 
         hits = self._page(searcher, query, request, final, filters, total)
@@ -262,19 +262,32 @@ class SearchService:
         """How many records match ``request``: no hits, facets or suggestion computed."""
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query = parse_query(request.q, searcher.schema)
-        return int(self._masks(searcher, query, request, table)[2].sum())
+        _, text_mask = self._text_query(searcher, request.q, table)
+        return int(self._filtered(text_mask, request, table)[1].sum())
 
-    def _masks(
-        self, searcher: Searcher, query: wq.Query | None, request: SearchRequest, table: FacetTable
-    ) -> tuple[BoolArray, dict[str, BoolArray], BoolArray]:
-        """The query's documents, each filter's, and the documents matching all of them."""
+    def _text_query(
+        self, searcher: Searcher, text: str, table: FacetTable
+    ) -> tuple[wq.Query | None, BoolArray]:
+        """The query to rank with and the documents it matches: every word required, unless
+        that finds too few for a longer query (see querying.TextQuery)."""
+        parsed = parse_text_query(text, searcher.schema)
+        query = parsed.strict if parsed is not None else None
         text_mask = self._query_mask(searcher, query, table)
+        if parsed is not None and parsed.relaxed is not None:
+            query = parsed.choose(int(text_mask.sum()))
+            if query is parsed.relaxed:
+                text_mask = self._query_mask(searcher, query, table)
+        return query, text_mask
+
+    def _filtered(
+        self, text_mask: BoolArray, request: SearchRequest, table: FacetTable
+    ) -> tuple[dict[str, BoolArray], BoolArray]:
+        """Each filter's documents, and the documents matching the query and every filter."""
         filters = self._filter_masks(request, table)
         final = text_mask.copy()
         for mask in filters.values():
             final &= mask
-        return text_mask, filters, final
+        return filters, final
 
     def _query_mask(
         self, searcher: Searcher, query: wq.Query | None, table: FacetTable
@@ -313,7 +326,8 @@ class SearchService:
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
-                return tuple(self._hit(ranked[i], i + 1, True) for i in range(first, len(top)))
+                marks = _marked_words(query)
+                return tuple(self._hit(ranked[i], i + 1, marks) for i in range(first, len(top)))
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
         sortedby: Any = None
         if request.sort == "newest" or (request.sort == "relevance" and query is None):
@@ -326,18 +340,21 @@ class SearchService:
             filter=allowed,
             sortedby=sortedby,
         )
+        page_marks = _marked_words(query) if query is not None else None
         hits = []
         for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
-            hits.append(self._hit(whoosh_hit, first + offset + 1, query is not None))
+            hits.append(self._hit(whoosh_hit, first + offset + 1, page_marks))
         return tuple(hits)
 
-    def _hit(self, hit: WhooshHit, rank: int, highlight_terms: bool) -> Hit:
+    def _hit(self, hit: WhooshHit, rank: int, marks: dict[str, frozenset[str]] | None) -> Hit:
         record = record_from_stored(hit.fields())
         snippet = ""
         title_html = ""
-        if highlight_terms:
-            snippet = self._snippets.highlight_hit(hit, "abstract", top=2)
-            title_html = marked_to_html(self._titles.highlight_hit(hit, "title", top=1))
+        if marks is not None:
+            snippet = _highlight(self._snippets, hit, "abstract", marks["abstract"], top=2)
+            title_html = marked_to_html(
+                _highlight(self._titles, hit, "title", marks["title"], top=1)
+            )
         return Hit(
             rank=rank,
             id=record.id,
@@ -396,6 +413,9 @@ class SearchService:
     ) -> str | None:
         if query is None:
             return None
+        query = spelling_query(request.q, searcher.schema)
+        if query is None:
+            return None
         try:
             # prefix=1: only words with the same first letter are tried; with none, Whoosh
             # measures the distance to every word of the index (seconds at 100k records).
@@ -404,7 +424,8 @@ class SearchService:
             return None
         if corrected.query == query or corrected.string == request.q:
             return None
-        if not any(True for _ in searcher.docs_for_query(corrected.query)):
+        fixed = parse_text_query(str(corrected.string), searcher.schema)
+        if fixed is None or not any(True for _ in searcher.docs_for_query(fixed.strict)):
             return None
         return str(corrected.string)
 
@@ -514,6 +535,52 @@ def _multi_facet(
         if key not in values.ids_by_key and key not in known:
             out.append(FacetValue(key, 0, True))
     return tuple(out)
+
+
+def _marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
+    """The query's words to mark in titles and abstracts: those searched in that field or
+    in the combined title-and-abstract field (excluded words are not marked)."""
+
+    def words(fieldname: str) -> frozenset[str]:
+        return frozenset(
+            text.decode("utf-8") if isinstance(text, bytes) else text
+            for name, text in _positive_terms(query)
+            if name in (fieldname, DEFAULT_FIELD)
+        )
+
+    return {"title": words("title"), "abstract": words("abstract")}
+
+
+def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
+    if isinstance(query, wq.Not):
+        return
+    if isinstance(query, wq.AndNot):
+        yield from _positive_terms(query.a)
+        return
+    if query.is_leaf():
+        yield from query.terms(phrases=True)
+        return
+    for sub in query.children():
+        yield from _positive_terms(sub)
+
+
+def _highlight(
+    highlighter: highlight.Highlighter,
+    hit: WhooshHit,
+    fieldname: str,
+    words: frozenset[str],
+    top: int,
+) -> str:
+    """``fieldname``'s text with ``words`` (analysed forms) marked."""
+    text = hit.get(fieldname) or ""
+    if not words or not text:
+        return ""
+    analyzer = hit.searcher.schema[fieldname].analyzer
+    return str(
+        highlight.highlight(
+            text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
+        )
+    )
 
 
 def _lead(text: str, limit: int = SNIPPET_CHARS) -> str:

@@ -61,9 +61,16 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
             f"no index at {index_dir} (build one with: pubsearch index --index {index_dir} PATH)"
         )
     try:
-        return gen.name, open_index(gen)
+        ix = open_index(gen)
     except (whoosh_index.EmptyIndexError, FileNotFoundError):
         raise IndexCorruptError(f"index generation {gen} is missing or incomplete") from None
+    if sorted(ix.schema.names()) != sorted(build_schema().names()):
+        ix.close()
+        raise IndexCorruptError(
+            f"the index at {index_dir} was built by another version of pubsearch; "
+            f"rebuild it: pubsearch index --index {index_dir} PATH"
+        )
+    return gen.name, ix
 
 
 @contextlib.contextmanager

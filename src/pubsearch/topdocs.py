@@ -57,7 +57,9 @@ def top_documents(
     """The ``count`` best ``(score, docnum)`` among ``allowed`` documents, best first,
     or None when ``query`` is not one this module scores."""
     weighting = searcher.weighting
-    if type(weighting) is not scoring.BM25F or weighting.use_final:
+    # BM25F and subclasses that change only the idf (ranking.LuceneBM25): the idf comes from
+    # searcher.idf, which asks the weighting model.
+    if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
         return None
     scored = _scores(searcher, weighting, query, allowed.size, lengths)
     if scored is None:

@@ -1,0 +1,148 @@
+"""Many queries at once, for evaluating and scripting retrieval.
+
+Queries come from a file, one a line: TSV (``id<TAB>text``) or JSON lines (``{"_id" or
+"id": ..., "text": ...}``, as BEIR's ``queries.jsonl``). Each is searched exactly as
+``pubsearch query`` searches it, and the hits are written as a TREC run::
+
+    qid Q0 docid rank score tag
+
+where ``docid`` is the record's own id (as given by its source file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pubsearch.errors import ParameterError, QuerySyntaxError, ReadError
+from pubsearch.querying import parse_text_query
+from pubsearch.schema import build_schema
+from pubsearch.searching import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, Hit, SearchRequest, SearchService
+
+DEFAULT_HITS = 100
+DEFAULT_TAG = "pubsearch"
+
+_WHITESPACE = re.compile(r"\s")
+
+
+@dataclass(frozen=True)
+class BatchQuery:
+    """One query of a batch; ``where`` is ``path:line``."""
+
+    id: str
+    text: str
+    where: str
+
+
+def read_queries(path: Path) -> list[BatchQuery]:
+    """Every query of a TSV or JSON-lines file, checked: a line that is not a query, a
+    repeated id, or text that cannot be a query raises an error naming ``path:line``."""
+    name = str(path)
+    numbered: list[tuple[int, str]] = []
+    number = 0
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as stream:
+            for number, line in enumerate(stream, start=1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    numbered.append((number, line))
+    except OSError as exc:
+        raise ReadError(name, exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ReadError(f"{name}:{number + 1}", f"not UTF-8 text ({exc.reason})") from None
+    if not numbered:
+        raise ReadError(name, "no queries (expected 'id<TAB>text' or JSON lines with id and text)")
+    as_json = numbered[0][1].lstrip().startswith("{")
+    schema = build_schema()
+    queries: list[BatchQuery] = []
+    seen: dict[str, str] = {}
+    for number, line in numbered:
+        where = f"{name}:{number}"
+        qid, text = _json_query(line, where) if as_json else _tsv_query(line, where)
+        if _WHITESPACE.search(qid):
+            raise ReadError(where, f"query id {qid!r} contains white space (a run cannot hold it)")
+        if qid in seen:
+            raise ReadError(where, f"query id {qid!r} repeats the one at {seen[qid]}")
+        seen[qid] = where
+        try:
+            parse_text_query(text, schema)
+        except QuerySyntaxError as exc:
+            raise QuerySyntaxError(f"{where}: {exc}") from None
+        queries.append(BatchQuery(qid, text, where))
+    return queries
+
+
+def _tsv_query(line: str, where: str) -> tuple[str, str]:
+    qid, tab, text = line.partition("\t")
+    if not tab:
+        raise ReadError(where, "expected 'id<TAB>text'")
+    if not qid.strip() or not text.strip():
+        raise ReadError(where, "empty query id or text")
+    return qid.strip(), text.strip()
+
+
+def _json_query(line: str, where: str) -> tuple[str, str]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ReadError(where, f"not JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise ReadError(where, "expected a JSON object with '_id' or 'id' and 'text'")
+    qid = obj.get("_id", obj.get("id"))
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        raise ReadError(where, "no query id ('_id' or 'id', a string or an integer)")
+    text = obj.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ReadError(where, "no query text ('text', a non-empty string)")
+    return str(qid).strip(), text.strip()
+
+
+def search_hits(service: SearchService, text: str, hits: int) -> Iterator[Hit]:
+    """The first ``hits`` results for ``text`` by relevance, as ``pubsearch query`` ranks them."""
+    check_hits(hits)
+    size = min(hits, MAX_PAGE_SIZE)
+    page = 1
+    served = 0
+    while served < hits:
+        results = service.search(SearchRequest(q=text, page=page, page_size=size))
+        for hit in results.hits[: hits - served]:
+            served += 1
+            yield hit
+        if len(results.hits) < size:
+            return
+        page += 1
+
+
+def check_hits(hits: int) -> None:
+    if not 1 <= hits <= MAX_RESULT_DEPTH:
+        raise ParameterError("hits", f"must be between 1 and {MAX_RESULT_DEPTH:,}")
+
+
+def run_lines(
+    service: SearchService, query: BatchQuery, hits: int = DEFAULT_HITS, tag: str = DEFAULT_TAG
+) -> Iterator[str]:
+    """The TREC run lines (without newlines) for one query."""
+    for hit in search_hits(service, query.text, hits):
+        if _WHITESPACE.search(hit.id):
+            raise ReadError(
+                query.where, f"record id {hit.id!r} contains white space (a run cannot hold it)"
+            )
+        score = hit.score if hit.score is not None else 0.0
+        yield f"{query.id} Q0 {hit.id} {hit.rank} {score:.4f} {tag}"
+
+
+def run(
+    service: SearchService,
+    queries: Iterable[BatchQuery],
+    hits: int = DEFAULT_HITS,
+    tag: str = DEFAULT_TAG,
+) -> Iterator[str]:
+    """The TREC run lines of every query, in the order given."""
+    check_hits(hits)
+    if not tag or _WHITESPACE.search(tag):
+        raise ParameterError("tag", "must be one word")
+    for query in queries:
+        yield from run_lines(service, query, hits, tag)

@@ -1,0 +1,179 @@
+"""``pubsearch batch``: query files in, TREC runs out, searched as ``pubsearch query`` does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pubsearch.batch import read_queries
+from pubsearch.cli import main
+from pubsearch.errors import QuerySyntaxError, ReadError
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def assert_one_line_error(result: Result, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert "Traceback" not in result.output
+
+
+def run_rows(text: str) -> list[list[str]]:
+    return [line.split(" ") for line in text.splitlines()]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tsv(tmp_path: Path) -> Path:
+    return write(
+        tmp_path / "queries.tsv",
+        "q1\tbatch size\n"
+        "\n"
+        "q2\tDoes a larger batch size make training of neural networks faster?\n"
+        "q3\ttraining\n",
+    )
+
+
+def test_tsv_queries_give_a_trec_run(seed_index: Path, tsv: Path) -> None:
+    result = run("batch", str(tsv), "--index", str(seed_index))
+    assert result.exit_code == 0, result.output
+    rows = run_rows(result.stdout)
+    assert rows and all(len(row) == 6 for row in rows)
+    assert {row[0] for row in rows} == {"q1", "q2", "q3"}
+    assert all(row[1] == "Q0" and row[5] == "pubsearch" for row in rows)
+    for qid in ("q1", "q2", "q3"):
+        mine = [row for row in rows if row[0] == qid]
+        assert [int(row[3]) for row in mine] == list(range(1, len(mine) + 1))
+        scores = [float(row[4]) for row in mine]
+        assert scores == sorted(scores, reverse=True)
+        assert len({row[2] for row in mine}) == len(mine)
+
+
+def test_run_is_what_query_returns(seed_index: Path, tsv: Path) -> None:
+    rows = run_rows(run("batch", str(tsv), "--index", str(seed_index), "--hits", "10").stdout)
+    for qid, text in [
+        ("q1", "batch size"),
+        ("q2", "Does a larger batch size make training of neural networks faster?"),
+    ]:
+        out = run("query", text, "--index", str(seed_index), "--format", "json")
+        expected = [(h["id"], h["rank"]) for h in json.loads(out.stdout)["hits"]]
+        assert [(row[2], int(row[3])) for row in rows if row[0] == qid] == expected
+
+
+def test_a_pasted_sentence_finds_records(seed_index: Path, tsv: Path) -> None:
+    rows = run_rows(run("batch", str(tsv), "--index", str(seed_index)).stdout)
+    assert sum(1 for row in rows if row[0] == "q2") > 10
+
+
+def test_jsonl_queries_with_id_or_underscore_id(seed_index: Path, tmp_path: Path) -> None:
+    queries = write(
+        tmp_path / "queries.jsonl",
+        '{"_id": "0", "text": "batch size", "metadata": {}}\n{"id": 7, "text": "whale"}\n',
+    )
+    result = run("batch", str(queries), "--index", str(seed_index), "--tag", "mine")
+    assert result.exit_code == 0, result.output
+    rows = run_rows(result.stdout)
+    assert {row[0] for row in rows} == {"0", "7"}
+    assert {row[5] for row in rows} == {"mine"}
+
+
+def test_hits_and_output(seed_index: Path, tsv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run.txt"
+    result = run("batch", str(tsv), "--index", str(seed_index), "--hits", "2", "--output", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    rows = run_rows(out.read_text())
+    assert [row[0] for row in rows] == ["q1", "q1", "q2", "q2", "q3", "q3"]
+
+
+def test_more_hits_than_a_page(seed_index: Path, tmp_path: Path) -> None:
+    queries = write(tmp_path / "q.tsv", "all\tlearning training model systems data\n")
+    deep = run_rows(run("batch", str(queries), "--index", str(seed_index), "--hits", "500").stdout)
+    shallow = run_rows(run("batch", str(queries), "--index", str(seed_index), "--hits", "7").stdout)
+    assert len(deep) > 7
+    assert deep[:7] == shallow
+
+
+def test_docids_are_the_records_own_ids(tmp_path: Path) -> None:
+    corpus = write(
+        tmp_path / "corpus.jsonl",
+        "\n".join(
+            json.dumps(obj)
+            for obj in [
+                {"_id": "4983", "title": "Summary", "text": "Tiny whales sing in cold water."},
+                {"_id": "77", "title": "Summary", "text": "Large batch training of networks."},
+                {"_id": "12", "title": "Made-up paper", "text": "Nothing about either."},
+            ]
+        )
+        + "\n",
+    )
+    index_dir = tmp_path / "ix"
+    assert run("index", "--index", str(index_dir), str(corpus)).exit_code == 0
+    queries = write(tmp_path / "q.tsv", "a\twhales singing in water\nb\tbatch training\n")
+    rows = run_rows(run("batch", str(queries), "--index", str(index_dir)).stdout)
+    assert [(row[0], row[2]) for row in rows] == [("a", "4983"), ("b", "77")]
+
+
+@pytest.mark.parametrize(
+    ("content", "fragments"),
+    [
+        ("q1\tbatch\nno tab here\n", ["queries.txt:2", "id<TAB>text"]),
+        ("q1\tbatch\n\nq1\twhale\n", ["queries.txt:3", "repeats", "queries.txt:1"]),
+        ('{"_id": "1", "text": "batch"}\n{"_id": "2"\n', ["queries.txt:2", "not JSON"]),
+        ('{"_id": "1", "text": "batch"}\n{"text": "whale"}\n', ["queries.txt:2", "query id"]),
+        ('{"_id": "1", "text": ""}\n', ["queries.txt:1", "query text"]),
+        ("a b\tbatch\n", ["queries.txt:1", "white space"]),
+        ("\n\n", ["queries.txt", "no queries"]),
+    ],
+)
+def test_bad_query_file_is_one_line_naming_file_and_line(
+    seed_index: Path, tmp_path: Path, content: str, fragments: list[str]
+) -> None:
+    queries = write(tmp_path / "queries.txt", content)
+    result = run("batch", str(queries), "--index", str(seed_index))
+    assert_one_line_error(result, 1, *fragments)
+    assert result.stdout == ""
+
+
+def test_query_that_cannot_be_a_query_is_a_usage_error(seed_index: Path, tmp_path: Path) -> None:
+    queries = write(tmp_path / "queries.tsv", "q1\tbatch\nq2\tfoo:bar training\n")
+    result = run("batch", str(queries), "--index", str(seed_index))
+    assert_one_line_error(result, 2, "queries.tsv:2", "unknown field 'foo'")
+    assert result.stdout == ""
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.tsv"
+    queries.write_bytes(b"q1\tbatch\nq2\tbad \xff byte\n")
+    with pytest.raises(ReadError, match="not UTF-8"):
+        read_queries(queries)
+
+
+def test_bad_hits_and_missing_index(seed_index: Path, tsv: Path, tmp_path: Path) -> None:
+    assert_one_line_error(run("batch", str(tsv), "--index", str(seed_index), "--hits", "0"), 2)
+    assert_one_line_error(run("batch", str(tsv), "--index", str(tmp_path / "none")), 1)
+
+
+def test_read_queries_checks_syntax_with_file_and_line(tmp_path: Path) -> None:
+    queries = write(tmp_path / "q.tsv", "q1\tyear:[2019 TO\n")
+    with pytest.raises(QuerySyntaxError, match=r"q\.tsv:1: .*unbalanced"):
+        read_queries(queries)
+
+
+def test_batch_has_help() -> None:
+    result = run("batch", "--help")
+    assert result.exit_code == 0
+    assert "TREC run" in result.output
