@@ -30,7 +30,7 @@ Doc = dict[str, Any]
 # Below this many documents a build stays in one process (starting workers costs ~1 s).
 PARALLEL_THRESHOLD = 5_000
 # Documents per segment a worker writes before starting another (bounds its memory).
-DOCS_PER_SEGMENT = 60_000
+DOCS_PER_SEGMENT = 30_000
 BATCH_SIZE = 250
 # How long the parent waits for a worker's result once it has sent everything.
 RESULT_TIMEOUT_SECONDS = 600.0
