@@ -14,6 +14,7 @@ and it uses one core. Here:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -219,7 +220,7 @@ def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> N
         segments: list[Any] = []
         writer: BulkWriter | None = None
         count = 0
-        while (batch := jobs.get()) is not None:
+        while (batch := _next_batch(jobs)) is not None:
             for doc in batch:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -234,6 +235,19 @@ def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> N
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
+
+
+def _next_batch(jobs: Any) -> list[Doc] | None:
+    """The next batch of documents, or None at the end. A worker whose parent has died
+    (a build killed with SIGKILL) exits instead of waiting for work forever."""
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            batch: list[Doc] | None = jobs.get(timeout=1.0)
+            return batch
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                os._exit(1)  # nothing to report to; the next build removes the files
 
 
 class WorkerError(RuntimeError):
