@@ -326,6 +326,9 @@ def write_documents(
             if proc.is_alive():
                 proc.terminate()
             proc.join()
+        # Batches still buffered for workers that are gone would block this process's
+        # exit (the queue's feeder thread waits to hand them over): drop them.
+        jobs.cancel_join_thread()
         raise
     finally:
         jobs.close()
