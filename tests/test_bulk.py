@@ -78,3 +78,114 @@ def test_term_pool_sorts_terms_and_keeps_document_order() -> None:
         ("f", b"a", 0, 1.0, b"x"),
         ("f", b"a", 3, 2.0, b""),
     ]
+
+
+def test_workers_exit_when_the_build_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import time
+from pathlib import Path
+from pubsearch import bulk, storage
+from pubsearch.indexing import record_fields
+from pubsearch.records import Record
+
+def docs():
+    for n in range(10**6):
+        yield record_fields(Record(title=f"Paper number {{n}}", year=2020))
+        if n > 60:
+            time.sleep(0.05)  # slow enough to be killed mid-build
+
+path = Path({str(tmp_path / "ix")!r})
+path.mkdir()
+storage.create_index(path).close()
+bulk.write_documents(path, docs(), workers=2, parallel_threshold=10)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    children: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as fh:
+                children = [int(p) for p in fh.read().split()]
+        except OSError:
+            break
+    assert len(children) >= 2, "the build started no workers"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    alive = children
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in alive if _running(pid)]
+    assert not alive, f"workers {alive} outlived their killed build"
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return not any(line.startswith("State:") and "Z" in line for line in fh)
+    except OSError:
+        return False
+
+
+def test_build_fails_promptly_when_its_workers_die(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import time
+from pathlib import Path
+from pubsearch import bulk, storage
+from pubsearch.indexing import record_fields
+from pubsearch.records import Record
+
+def docs():
+    for n in range(3000):
+        yield record_fields(Record(title=f"Paper number {{n}}", year=2020))
+        if n > 60:
+            time.sleep(0.01)
+
+path = Path({str(tmp_path / "ix")!r})
+path.mkdir()
+storage.create_index(path).close()
+try:
+    bulk.write_documents(path, docs(), workers=2, parallel_threshold=10)
+except bulk.WorkerError as exc:
+    print("failed:", exc, flush=True)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [pid for pid in _children(proc.pid) if "spawn_main" in _cmdline(pid)]
+    assert len(workers) == 2, "the build started no workers"
+    for pid in workers:  # as if something killed them
+        os.kill(pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=120)
+    assert "failed: indexing worker" in out
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""

@@ -164,8 +164,9 @@ def _stream_merge(records: list[Record]) -> tuple[list[Record], int]:
         merged: Record | None = None
         for member in members:
             if isinstance(member, Written):
-                # Find the written record by its keys, as the build does in the index.
-                found = [r for r in out if set(r.identity_keys) & set(member.keys)]
+                # Find the written record by its keys among those written while streaming,
+                # as the build does in the index (merged records go to a later segment).
+                found = [r for r in written if set(r.identity_keys) & set(member.keys)]
                 assert len(found) == 1
                 out.remove(found[0])
                 member = found[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from whoosh import query as wq
 
-from pubsearch import storage
+from pubsearch import ranking, storage
 from pubsearch.indexing import build_index
 from pubsearch.masks import query_mask
 from pubsearch.querying import parse_query
@@ -44,7 +44,7 @@ def searcher(tmp_path_factory: pytest.TempPathFactory, seeds_dir: Path):  # type
     records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
     build_index(index_dir, records + records[:5])  # a few duplicates: deleted documents
     ix = storage.open_index(storage.current_generation(index_dir))  # type: ignore[arg-type]
-    with ix.searcher() as s:
+    with ix.searcher(weighting=ranking.weighting()) as s:  # the service's scoring model
         yield s
     ix.close()
 

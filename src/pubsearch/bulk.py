@@ -31,7 +31,7 @@ Doc = dict[str, Any]
 # Below this many documents a build stays in one process (starting workers costs ~1 s).
 PARALLEL_THRESHOLD = 5_000
 # Documents per segment a worker writes before starting another (bounds its memory).
-DOCS_PER_SEGMENT = 60_000
+DOCS_PER_SEGMENT = 30_000
 BATCH_SIZE = 250
 # How long the parent waits for a worker's result once it has sent everything.
 RESULT_TIMEOUT_SECONDS = 600.0
@@ -215,13 +215,12 @@ def _finish_segment(writer: BulkWriter) -> Any:
 
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
-    parent = os.getppid()
     try:
         ix = storage.open_index(index_dir)
         segments: list[Any] = []
         writer: BulkWriter | None = None
         count = 0
-        while (batch := _next_job(jobs, parent)) is not None:
+        while (batch := _next_batch(jobs)) is not None:
             for doc in batch:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -238,15 +237,17 @@ def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> N
         raise
 
 
-def _next_job(jobs: Any, parent: int) -> Any:
-    """The next batch, or None at the end; exits when the parent process has died (killed
-    by a signal, it cannot tell its workers), so that no orphan keeps writing."""
+def _next_batch(jobs: Any) -> list[Doc] | None:
+    """The next batch of documents, or None at the end. A worker whose parent has died
+    (a build killed with SIGKILL) exits instead of waiting for work forever."""
+    parent = multiprocessing.parent_process()
     while True:
         try:
-            return jobs.get(timeout=1.0)
+            batch: list[Doc] | None = jobs.get(timeout=1.0)
+            return batch
         except queue.Empty:
-            if os.getppid() != parent:
-                raise SystemExit(1) from None
+            if parent is not None and not parent.is_alive():
+                os._exit(1)  # nothing to report to; the next build removes the files
 
 
 class WorkerError(RuntimeError):
@@ -325,6 +326,9 @@ def write_documents(
             if proc.is_alive():
                 proc.terminate()
             proc.join()
+        # Batches still buffered for workers that are gone would block this process's
+        # exit (the queue's feeder thread waits to hand them over): drop them.
+        jobs.cancel_join_thread()
         raise
     finally:
         jobs.close()
