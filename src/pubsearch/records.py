@@ -192,6 +192,13 @@ def merge(a: Record, b: Record) -> Record:
     )
 
 
+def _root_slot(merged_into: dict[int, int], slot: int) -> int:
+    """The slot that ``slot`` was folded into, following every later fold."""
+    while slot in merged_into:
+        slot = merged_into[slot]
+    return slot
+
+
 class RecordMerger:
     """Collects records and folds duplicates together.
 
@@ -230,9 +237,7 @@ class RecordMerger:
         return True
 
     def _root(self, slot: int) -> int:
-        while slot in self._merged_into:
-            slot = self._merged_into[slot]
-        return slot
+        return _root_slot(self._merged_into, slot)
 
     def _store(self, slot: int, record: Record) -> None:
         self._records[slot] = record
@@ -310,9 +315,7 @@ class StreamingMerger:
         return False
 
     def _root(self, slot: int) -> int:
-        while slot in self._merged_into:
-            slot = self._merged_into[slot]
-        return slot
+        return _root_slot(self._merged_into, slot)
 
     def _store(self, slot: int, identity: Record) -> None:
         self._identity[slot] = identity
