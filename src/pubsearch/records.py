@@ -5,7 +5,8 @@ listed by several sources (two people's profile pages, a JSON dump and arXiv's s
 :class:`RecordMerger` folds those into one record, with the authors and subjects of all.
 
 Identity, strongest first: the arXiv id, then the DOI, then the normalised title with the
-year. Two records are the same paper when any of these keys is equal.
+year (or the source's own id). Two records are the same paper when they share one of these
+keys, or are linked by a chain of records that do (see :class:`PaperGroups`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import reduce
+from typing import Generic, TypeVar
 
 # Private-use characters that mark highlighted spans inside snippets. They are removed from
 # all record text on the way in, so they can never be forged by a record.
@@ -192,64 +195,114 @@ def merge(a: Record, b: Record) -> Record:
     )
 
 
-def _root_slot(merged_into: dict[int, int], slot: int) -> int:
-    """The slot that ``slot`` was folded into, following every later fold."""
-    while slot in merged_into:
-        slot = merged_into[slot]
-    return slot
+Member = TypeVar("Member")
+
+
+def _arrival(entry: tuple[int, object]) -> int:
+    return entry[0]
+
+
+class PaperGroups(Generic[Member]):
+    """Which records are the same paper: a union-find over their identity keys.
+
+    Records are numbered in order of arrival, from 1; a paper's slot is the number of its
+    first record. A record none of whose keys was seen opens a paper. A record with keys
+    seen before joins their papers, which become one under the oldest slot. Only the keys
+    of the records themselves count, never those of a merged record (whose title and year
+    may come from different records), and a key stays with the paper that first had it:
+    so two records are one paper exactly when a chain of shared keys links them, whatever
+    the order of the records.
+
+    Each paper keeps its members in order of arrival. ``add(..., hold=False)`` holds
+    nothing for a record that opens a paper; if duplicates join that paper later,
+    ``stub(slot)`` stands for it among the members. Memory is one entry per distinct key
+    and per paper folded into another, plus the members held.
+    """
+
+    def __init__(self, stub: Callable[[int], Member] | None = None) -> None:
+        self._stub = stub
+        self._slot_by_key: dict[str, int] = {}
+        self._folded_into: dict[int, int] = {}
+        self._held: dict[int, list[tuple[int, Member]]] = {}
+        self.added = 0
+        self.papers = 0
+
+    def add(self, keys: tuple[str, ...], member: Member, hold: bool = True) -> int | None:
+        """Place a record with ``keys`` (``member`` stands for it): return the slot of the
+        paper it joined, or ``None`` when it opens a new paper (slot :attr:`added`)."""
+        self.added += 1
+        seq = self.added
+        known = {self._root(self._slot_by_key[k]) for k in keys if k in self._slot_by_key}
+        if not known:
+            self.papers += 1
+            for key in keys:
+                self._slot_by_key[key] = seq
+            if hold:
+                self._held[seq] = [(seq, member)]
+            return None
+        slot, *others = sorted(known)
+        members = self._take(slot)
+        for other in others:
+            self._folded_into[other] = slot
+            members += self._take(other)
+        self.papers -= len(others)
+        members.append((seq, member))
+        if others:
+            members.sort(key=_arrival)
+        self._held[slot] = members
+        for key in keys:
+            self._slot_by_key.setdefault(key, slot)
+        return slot
+
+    def _take(self, slot: int) -> list[tuple[int, Member]]:
+        held = self._held.pop(slot, None)
+        if held is not None:
+            return held
+        if self._stub is None:
+            raise AssertionError(f"paper {slot} holds no members and there is no stub")
+        return [(slot, self._stub(slot))]
+
+    def _root(self, slot: int) -> int:
+        """The slot that ``slot`` was folded into, following every later fold."""
+        root = slot
+        while root in self._folded_into:
+            root = self._folded_into[root]
+        while slot != root:  # point the path straight at the root for next time
+            up = self._folded_into[slot]
+            self._folded_into[slot] = root
+            slot = up
+        return root
+
+    def held(self) -> Iterator[list[Member]]:
+        """The members of each paper that holds some, in order of first appearance."""
+        for slot in sorted(self._held):
+            yield [member for _, member in self._held[slot]]
 
 
 class RecordMerger:
     """Collects records and folds duplicates together.
 
-    ``add`` returns ``True`` when the record was merged into one seen before.
+    ``add`` returns ``True`` when the record is the same paper as one seen before. Each
+    paper is its records folded with :func:`merge` in order of arrival.
     """
 
     def __init__(self) -> None:
-        self._records: dict[int, Record] = {}
-        self._slot_by_key: dict[str, int] = {}
-        self._merged_into: dict[int, int] = {}
-        self._next_slot = 0
-        self._added = 0
+        self._groups: PaperGroups[Record] = PaperGroups()
 
     @property
     def duplicates(self) -> int:
         """How many records added were folded into another."""
-        return self._added - len(self._records)
+        return self._groups.added - self._groups.papers
 
     def add(self, record: Record) -> bool:
-        self._added += 1
-        slots = {
-            self._root(self._slot_by_key[k]) for k in record.identity_keys if k in self._slot_by_key
-        }
-        if not slots:
-            self._next_slot += 1
-            self._store(self._next_slot, record)
-            return False
-        # Fold every matching record (and the new one) into the oldest slot.
-        first, *rest = sorted(slots)
-        merged = self._records[first]
-        for other in rest:
-            merged = merge(merged, self._records.pop(other))
-            self._merged_into[other] = first  # keys that still name it name ``first``
-        merged = merge(merged, record)
-        self._store(first, merged)
-        return True
-
-    def _root(self, slot: int) -> int:
-        return _root_slot(self._merged_into, slot)
-
-    def _store(self, slot: int, record: Record) -> None:
-        self._records[slot] = record
-        for key in record.identity_keys:
-            self._slot_by_key[key] = slot
+        return self._groups.add(record.identity_keys, record) is not None
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._groups.papers
 
     def __iter__(self) -> Iterator[Record]:
-        for slot in sorted(self._records):
-            yield self._records[slot]
+        for members in self._groups.held():
+            yield reduce(merge, members)
 
 
 def merge_records(records: Iterable[Record]) -> tuple[list[Record], int]:
@@ -272,73 +325,38 @@ class StreamingMerger:
     """Finds duplicates in a stream of records while holding only what identifies them.
 
     ``add`` returns ``True`` for a record that is the first of its paper so far: the caller
-    writes it at once, and only its identity (keys, year, ids) stays here. A record that is
-    the same paper as one seen before returns ``False`` and is held. After the stream,
+    writes it at once, and only its identity keys stay here. A record that is the same
+    paper as one seen before returns ``False`` and is held. After the stream,
     :meth:`groups` lists each paper that had duplicates as its members in order of arrival,
     :class:`Written` or held :class:`Record`; folding them with :func:`merge` gives the
     record :class:`RecordMerger` would give. Memory grows with the number of papers only by
-    their identity, and with the duplicates themselves.
+    their identity keys, and with the duplicates themselves.
     """
 
     def __init__(self) -> None:
-        self._identity: dict[int, Record] = {}
-        self._members: dict[int, list[Written | Record]] = {}
-        self._slot_by_key: dict[str, int] = {}
-        self._merged_into: dict[int, int] = {}
-        self._next_slot = 0
-        self._added = 0
+        self._first_keys: dict[int, tuple[str, ...]] = {}
+        self._groups: PaperGroups[Written | Record] = PaperGroups(stub=self._written)
 
     @property
     def duplicates(self) -> int:
         """How many records added were folded into another (as RecordMerger counts)."""
-        return self._added - len(self._identity)
+        return self._groups.added - self._groups.papers
 
     def add(self, record: Record) -> bool:
-        self._added += 1
         keys = record.identity_keys
-        slots = {self._root(self._slot_by_key[k]) for k in keys if k in self._slot_by_key}
-        if not slots:
-            self._next_slot += 1
-            self._store(self._next_slot, _identity_of(record))
-            return True
-        first, *rest = sorted(slots)
-        identity = self._identity[first]
-        members = self._members.pop(first, None) or [Written(identity.identity_keys)]
-        for other in rest:
-            other_identity = self._identity.pop(other)
-            members += self._members.pop(other, []) or [Written(other_identity.identity_keys)]
-            identity = merge(identity, other_identity)
-            self._merged_into[other] = first
-        members.append(record)
-        self._members[first] = members
-        self._store(first, _identity_of(merge(identity, record)))
-        return False
+        if self._groups.add(keys, record, hold=False) is not None:
+            return False
+        if keys:  # a record without keys can have no duplicates
+            self._first_keys[self._groups.added] = keys
+        return True
 
-    def _root(self, slot: int) -> int:
-        return _root_slot(self._merged_into, slot)
-
-    def _store(self, slot: int, identity: Record) -> None:
-        self._identity[slot] = identity
-        for key in identity.identity_keys:
-            self._slot_by_key[key] = slot
+    def _written(self, slot: int) -> Written:
+        return Written(self._first_keys.pop(slot))
 
     def __len__(self) -> int:
         """Papers seen (duplicates counted once)."""
-        return len(self._identity)
+        return self._groups.papers
 
     def groups(self) -> Iterator[list[Written | Record]]:
         """Members of each paper that had duplicates, in order of first appearance."""
-        for slot in sorted(self._members):
-            yield self._members[slot]
-
-
-def _identity_of(record: Record) -> Record:
-    """The least of ``record`` that gives the same identity keys, alone and when merged."""
-    tkey = title_key(record.title)
-    return Record(
-        title=tkey or ("?" if record.title else ""),  # "?" has an empty key, like the title
-        year=record.year,
-        arxiv_id=record.arxiv_id,
-        doi=record.doi,
-        id=record.id,  # a source's own id is an identity key too (see identity_keys)
-    )
+        return self._groups.held()
