@@ -114,6 +114,29 @@ def test_update_by_id_replaces_the_record(tmp_path: Path) -> None:
     assert service.search(SearchRequest()).total == 1
 
 
+def test_a_doi_with_commas_still_identifies_its_paper(tmp_path: Path) -> None:
+    doi = "10.1002/(sici)1097-4636(199706)35:4<409::aid-jbm1>3.0.co;2-b,x%2c"
+    first = Record(
+        id="a1", title="Old title", doi=doi, year=2020, authors=("A",), origins=("a.jsonl:1",)
+    )
+    again = Record(
+        id="b1", title="Other title", doi=doi, year=2020, authors=("B",), origins=("b.jsonl:1",)
+    )
+    summary = build_index(tmp_path, [first, again])
+    assert (summary.total, summary.duplicates_merged) == (1, 1)
+    third = Record(
+        id="c1", title="Third title", doi=doi, year=2020, authors=("C",), origins=("c.jsonl:1",)
+    )
+    summary = update_index(tmp_path, [third])
+    assert (summary.total, summary.replaced) == (1, 1)
+    service = SearchService(tmp_path)
+    try:
+        (record,) = list(service.iter_records())
+    finally:
+        service.close()
+    assert set(record.authors) == {"A", "B", "C"}
+
+
 def test_update_without_index_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(IndexMissingError):
         update_index(tmp_path, [Record(title="x")])

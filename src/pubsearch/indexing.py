@@ -46,7 +46,7 @@ def record_fields(record: Record) -> dict[str, Any]:
     """The document fields for ``record``."""
     doc: dict[str, Any] = {
         "id": record.id,
-        "keys": ",".join(record.identity_keys),
+        "keys": ",".join(key_term(k) for k in record.identity_keys),
         "title": record.title,
         "abstract": record.abstract,
         "content": content_text(record.title, record.abstract),
@@ -64,6 +64,12 @@ def record_fields(record: Record) -> dict[str, Any]:
     if record.year is not None:
         doc["year"] = record.year
     return doc
+
+
+def key_term(key: str) -> str:
+    """How an identity key is indexed in ``keys``, a comma-separated field: with its own
+    commas (a DOI may have some) and percent signs escaped."""
+    return key.replace("%", "%25").replace(",", "%2C")
 
 
 def author_key(name: str) -> str:
@@ -178,7 +184,7 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
                 merged: Record | None = None
                 for member in members:
                     if isinstance(member, Written):
-                        keys = [("keys", k) for k in member.keys]
+                        keys = [("keys", key_term(k)) for k in member.keys]
                         for docnum in _docs_with_terms(searcher.reader(), keys):
                             found = record_from_stored(searcher.stored_fields(docnum))
                             merged = found if merged is None else merge(merged, found)
@@ -261,7 +267,7 @@ def update_index(
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
-    terms = [("keys", k) for k in record.identity_keys] + [("id", record.id)]
+    terms = [("keys", key_term(k)) for k in record.identity_keys] + [("id", record.id)]
     docnums = _docs_with_terms(searcher.reader(), terms)
     return [(d, searcher.stored_fields(d)) for d in docnums]
 
