@@ -8,11 +8,12 @@ import pytest
 from whoosh import query as wq
 
 from pubsearch import ranking, storage
+from pubsearch.facets import FacetTable
 from pubsearch.indexing import build_index
 from pubsearch.masks import query_mask
 from pubsearch.querying import parse_query
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.topdocs import field_lengths, top_documents
+from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -79,6 +80,51 @@ def test_numpy_top_documents_equal_whoosh(searcher, q: str, limit: int) -> None:
         theirs = [(hit.score, hit.docnum) for hit in hits][:limit]
     assert [d for _, d in ours] == [d for _, d in theirs]
     assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in theirs]
+
+
+def _every_match(searcher, query) -> list[tuple[float, int]]:  # type: ignore[no-untyped-def]
+    """(score, docnum) of every live match, scored by Whoosh (see the test above)."""
+    if isinstance(query, wq.AndNot):
+        excluded = set(searcher.docs_for_query(query.b))
+        hits = searcher.search(query.a, limit=None, optimize=False)
+        return [(h.score, h.docnum) for h in hits if h.docnum not in excluded]
+    return [(h.score, h.docnum) for h in searcher.search(query, limit=None)]
+
+
+@pytest.mark.parametrize("q", [*QUERIES, ""])
+@pytest.mark.parametrize("newest", [True, False])
+def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: ignore[no-untyped-def]
+    searcher, q: str, newest: bool
+) -> None:
+    reader = searcher.reader()
+    size = reader.doc_count_all()
+    years = FacetTable.build(reader).years
+    live = [d for d in range(size) if not reader.is_deleted(d)]
+    allowed = query_mask(searcher, wq.Every(), size)
+    allowed[:] = False
+    allowed[live] = True
+    query = parse_query(q, searcher.schema)
+    if query is None:
+        matches = [(0.0, d) for d in live]
+    else:
+        matches = _every_match(searcher, query)
+
+    def key(match: tuple[float, int]) -> tuple[bool, int, float, int]:
+        score, docnum = match
+        year = int(years[docnum])
+        return (year == 0, -year if newest else year, -round(score, 9), docnum)
+
+    expected = sorted(matches, key=key)
+    cache: dict[str, object] = {}
+
+    def lengths(fieldname: str):  # type: ignore[no-untyped-def]
+        return cache.setdefault(fieldname, field_lengths(reader, fieldname))
+
+    for limit in (1, 10, 50, size):
+        ours = documents_by_year(searcher, query, allowed, limit, lengths, years, newest)
+        assert ours is not None
+        assert [d for _, d in ours] == [d for _, d in expected[:limit]]
+        assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in expected[:limit]]
 
 
 def test_phrases_with_slop_are_left_to_whoosh(searcher) -> None:  # type: ignore[no-untyped-def]

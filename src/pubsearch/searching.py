@@ -32,7 +32,7 @@ from pubsearch.masks import FloatArray, query_mask
 from pubsearch.querying import YearRange, parse_query, parse_text_query, spelling_query
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 from pubsearch.schema import DEFAULT_FIELD
-from pubsearch.topdocs import field_lengths, top_documents
+from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
@@ -252,7 +252,7 @@ class SearchService:
         filters, final = self._filtered(text_mask, request, table)
         total = int(final.sum())
 
-        hits = self._page(searcher, query, request, final, filters, total)
+        hits = self._page(searcher, query, request, final, filters, total, table)
         facets = self._facets(request, table, text_mask, filters) if request.facets else None
         suggestion = self._suggest(searcher, request, query) if total == 0 else None
         took = (time.perf_counter() - started) * 1000
@@ -314,6 +314,7 @@ class SearchService:
         final: BoolArray,
         filters: dict[str, BoolArray],
         total: int,
+        table: FacetTable,
     ) -> tuple[Hit, ...]:
         first = (request.page - 1) * request.page_size
         if first >= total:
@@ -328,6 +329,22 @@ class SearchService:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = _marked_words(query)
                 return tuple(self._hit(ranked[i], i + 1, marks) for i in range(first, len(top)))
+        else:
+            # By year: the same scores, ordered with numpy by year first.
+            top = documents_by_year(
+                searcher,
+                query,
+                final,
+                first + request.page_size,
+                self._lengths(searcher),
+                table.years,
+                newest=request.sort != "oldest",
+            )
+            if top is not None:
+                ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
+                marks = _marked_words(query) if query is not None else None
+                return tuple(self._hit(ranked[i], i + 1, marks) for i in range(first, len(top)))
+        # Anything else (wildcards, ranges, phrases with a slop): Whoosh's own collector.
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
         sortedby: Any = None
         if request.sort == "newest" or (request.sort == "relevance" and query is None):
@@ -483,7 +500,7 @@ class SearchService:
             final &= mask
         total = int(final.sum())
 
-        hits = self._page(searcher, query, request, final, filters, total)
+        hits = self._page(searcher, query, request, final, filters, total, table)
         facets = self._facets(request, table, text_mask, filters) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(request, total, hits, facets, round(took, 2))

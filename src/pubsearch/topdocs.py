@@ -27,7 +27,7 @@ from whoosh import query as wq
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
 
-from pubsearch.facets import BoolArray
+from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import FloatArray, phrase_docs, postings, query_mask
 
 Lengths = Callable[[str], FloatArray]
@@ -75,6 +75,46 @@ def top_documents(
         keep = values >= threshold
         candidates, values = candidates[keep], values[keep]
     order = np.lexsort((candidates, -values))[:count]
+    return [(float(values[i]), int(candidates[i])) for i in order]
+
+
+def documents_by_year(
+    searcher: Any,
+    query: wq.Query | None,
+    allowed: BoolArray,
+    count: int,
+    lengths: Lengths,
+    years: IntArray,
+    newest: bool,
+) -> list[tuple[float, int]] | None:
+    """The first ``count`` ``(score, docnum)`` among ``allowed`` documents matching
+    ``query`` (every allowed document when it is None), newest or oldest year first; within
+    a year the best score first, then the lower document number. Documents without a year
+    (``years`` 0) come last either way. None when ``query`` is not one this module scores."""
+    if query is None:
+        candidates = np.flatnonzero(allowed)
+        values = np.zeros(len(candidates), dtype=np.float64)
+    else:
+        weighting = searcher.weighting
+        if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
+            return None
+        scored = _scores(searcher, weighting, query, allowed.size, lengths)
+        if scored is None:
+            return None
+        matched, scores = scored
+        candidates = np.flatnonzero(matched & allowed)
+        values = scores[candidates]
+    if not len(candidates):
+        return []
+    year = years[candidates].astype(np.int64)
+    missing = year <= 0
+    # One key, smallest first: the year's rank (a year-less document after every year).
+    key = np.where(missing, np.iinfo(np.int32).max, -year if newest else year)
+    if len(candidates) > count:
+        threshold = np.partition(key, count - 1)[count - 1]
+        keep = key <= threshold
+        candidates, values, key = candidates[keep], values[keep], key[keep]
+    order = np.lexsort((candidates, -values, key))[:count]
     return [(float(values[i]), int(candidates[i])) for i in order]
 
 
