@@ -342,8 +342,10 @@ class SearchService:
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
-                marks = _marked_words(query) if query is not None else None
-                return tuple(self._hit(ranked[i], i + 1, marks) for i in range(first, len(top)))
+                year_marks = _marked_words(query) if query is not None else None
+                return tuple(
+                    self._hit(ranked[i], i + 1, year_marks) for i in range(first, len(top))
+                )
         # Anything else (wildcards, ranges, phrases with a slop): Whoosh's own collector.
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
         sortedby: Any = None
