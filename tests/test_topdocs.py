@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from whoosh import query as wq
 
@@ -36,6 +37,15 @@ QUERIES = [
     'title:"large language"',
     '"deep neural networks"',
     'author:"Yang You"',
+    '"batch size"~3',
+    '"language models"~2',
+    '"neural training"~6',
+    '"models large"~4',
+    "neural AND NOT graph",
+    "model NOT language NOT quantum",
+    "subject:cs.lg training",
+    "subject:cs.lg OR subject:cs.dc",
+    "id:2401.00001 OR learning",
 ]
 
 
@@ -127,8 +137,23 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
         assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in expected[:limit]]
 
 
-def test_phrases_with_slop_are_left_to_whoosh(searcher) -> None:  # type: ignore[no-untyped-def]
-    query = wq.Phrase("abstract", ["batch", "size"], slop=2)
+@pytest.mark.parametrize(
+    "query",
+    [wq.Prefix("content", "learn"), wq.NumericRange("year", 2019, 2021), wq.Every()],
+)
+def test_other_queries_are_left_to_whoosh(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
     size = searcher.reader().doc_count_all()
     allowed = query_mask(searcher, query, size)
+    assert allowed.any()
     assert top_documents(searcher, query, allowed, 10, lambda f: None) is None  # type: ignore[arg-type,return-value]
+
+
+def test_a_phrase_with_slop_matches_what_whoosh_matches(searcher) -> None:  # type: ignore[no-untyped-def]
+    size = searcher.reader().doc_count_all()
+    for slop in (0, 1, 2, 3, 5, 10):
+        for words in (["batch", "size"], ["larg", "languag", "model"], ["model", "larg"]):
+            query = wq.Phrase("abstract", words, slop=slop)
+            expected = sorted(searcher.docs_for_query(query))
+            found = np.flatnonzero(query_mask(searcher, query, size))
+            live = [int(d) for d in found if not searcher.reader().is_deleted(int(d))]
+            assert live == expected, (slop, words)

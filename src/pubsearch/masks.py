@@ -65,6 +65,8 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         mask = np.zeros(size, dtype=np.bool_)
         mask[docs] = True
         return mask
+    if kind is wq.Not:
+        return ~_mask(searcher, reader, q.query, size)
     if kind is wq.AndMaybe:
         return _mask(searcher, reader, q.a, size)
     if kind is wq.Require:
@@ -143,16 +145,17 @@ def _read_postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, Fl
 
 
 def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
-    """Documents where the words of ``q`` stand next to each other in order (deleted
-    ones included), or None for a phrase this does not handle (slop other than 1).
+    """Documents where the words of ``q`` stand in order, each at most ``q.slop``
+    positions after the one before (next to each other for the usual slop of 1), deleted
+    ones included; None for a phrase this does not handle.
 
-    Whoosh's phrase matcher (``SpanNear2`` with slop 1, in order) matches a document when
-    each word is at the position after the previous one. Here the documents having every
-    word are found from the posting lists, and only their positions are decoded.
+    That is what Whoosh's phrase matcher (``SpanNear2``, in order, ``mindist`` 1) matches.
+    Here the documents having every word are found from the posting lists, and only their
+    positions are decoded.
     """
     fieldname, words = q.fieldname, tuple(q.words)
     schema = searcher.schema
-    if q.slop != 1 or not words or fieldname not in schema:
+    if not isinstance(q.slop, int) or not words or fieldname not in schema:
         return None
     field = schema[fieldname]
     if not isinstance(field, fields.TEXT) or not field.format.supports("positions"):
@@ -161,16 +164,18 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
         return None
     reader = searcher.reader()
     recent = _recent()
-    key = (id(reader), fieldname, words)
+    key = (id(reader), fieldname, words, q.slop)
     held = recent.get(key)
     if held is not None and held[0] is reader:
         return held[1]  # type: ignore[no-any-return]
-    found = _phrase_docs(reader, fieldname, words)
+    found = _phrase_docs(reader, fieldname, words, q.slop)
     _remember(recent, key, (reader, found))
     return found
 
 
-def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...]) -> IntArray:
+def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
+    if slop < 1 and len(words) > 1:
+        return np.zeros(0, dtype=np.int64)  # no two words can be fewer than 1 apart
     candidates: IntArray | None = None
     for word in words:
         ids = postings(reader, fieldname, word)[0]
@@ -183,15 +188,30 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...]) -> IntArra
     values = [_values_for(reader, fieldname, word, candidates) for word in words]
     found = []
     for i, docnum in enumerate(candidates.tolist()):
-        starts = set(_positions(values[0][i]))
-        for k in range(1, len(words)):
-            following = _positions(values[k][i])
-            starts.intersection_update(p - k for p in following)
-            if not starts:
-                break
-        if starts:
+        if slop == 1:
+            # Where the phrase could start, narrowed word by word.
+            starts = set(_positions(values[0][i]))
+            for k in range(1, len(words)):
+                starts.intersection_update(p - k for p in _positions(values[k][i]))
+                if not starts:
+                    break
+            matched = bool(starts)
+        else:
+            matched = _within_slop([list(_positions(v[i])) for v in values], slop)
+        if matched:
             found.append(docnum)
     return np.asarray(found, dtype=np.int64)
+
+
+def _within_slop(positions: list[list[int]], slop: int) -> bool:
+    """Whether each word has a position 1 to ``slop`` after one of the previous word's
+    positions reached so far, from the first word to the last."""
+    ends = positions[0]
+    for following in positions[1:]:
+        ends = [p for p in following if any(1 <= p - e <= slop for e in ends)]
+        if not ends:
+            return False
+    return True
 
 
 def _positions(value: bytes) -> Iterator[int]:

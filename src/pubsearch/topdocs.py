@@ -125,6 +125,22 @@ def _scores(
     kind = type(q)
     if kind is wq.Term:
         return _term_scores(searcher, weighting, q, size, lengths)
+    if kind is wq.And and any(type(sub) is wq.Not for sub in q.subqueries):
+        # "a AND NOT b": Whoosh leaves out b's documents and scores each NOT part as its
+        # inverse matcher's constant weight, 1.
+        positive = [sub for sub in q.subqueries if type(sub) is not wq.Not]
+        if not positive:
+            return None
+        scored = _scores(searcher, weighting, wq.And(positive), size, lengths)
+        if scored is None:
+            return None
+        matched, total = scored
+        negated = [sub for sub in q.subqueries if type(sub) is wq.Not]
+        for sub in negated:
+            matched = matched & ~query_mask(searcher, sub.query, size)
+        total = total + float(len(negated))
+        total[~matched] = 0.0
+        return matched, total * q.boost if q.boost != 1.0 else total
     if kind in (wq.And, wq.Or) and q.subqueries:
         if kind is wq.Or and (q.minmatch or q.scale):
             return None
@@ -173,8 +189,7 @@ def _term_scores(
     fieldname, text = q.fieldname, q.text
     if (
         fieldname not in schema
-        or not isinstance(schema[fieldname], fields.TEXT)
-        or not schema[fieldname].scorable
+        or not isinstance(schema[fieldname], (fields.TEXT, fields.KEYWORD, fields.ID))
         or not isinstance(text, str)
     ):
         return None
@@ -182,6 +197,11 @@ def _term_scores(
     scores = np.zeros(size, dtype=np.float64)
     ids, tfs = postings(searcher.reader(), fieldname, text)
     if not len(ids):
+        return matched, scores
+    if not schema[fieldname].scorable:
+        # A field without lengths (subject:, id:): Whoosh's score is the posting's weight.
+        matched[ids] = True
+        scores[ids] = tfs * q.boost if q.boost != 1.0 else tfs
         return matched, scores
     fl = lengths(fieldname)[ids]
     idf = searcher.idf(fieldname, text)
