@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pubsearch import ranking
 from pubsearch.errors import IndexMissingError, ParameterError, RecordNotFoundError
 from pubsearch.querying import YearRange
 from pubsearch.readers import ReadReport, read_paths
@@ -208,3 +209,29 @@ def test_missing_index(tmp_path: Path) -> None:
 )
 def test_count_equals_search_total(service: SearchService, request_: SearchRequest) -> None:
     assert service.count(request_) == service.search(request_).total
+
+
+def _ids_and_facets(service: SearchService, q: str) -> tuple[list[str], int, object]:
+    results = service.search(SearchRequest(q=q, page_size=50, facets=True))
+    return [h.id for h in results.hits], results.total, results.facets
+
+
+def test_sentences_are_ranked_with_feedback_from_their_best_match(
+    service: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentence = "scaling the batch size to speed up training of deep networks on many machines"
+    ranked, total, facets = _ids_and_facets(service, sentence)
+    monkeypatch.setattr(ranking, "FEEDBACK_WEIGHT", 0.0)
+    plain, plain_total, plain_facets = _ids_and_facets(service, sentence)
+    assert (total, facets) == (plain_total, plain_facets)  # the same matches
+    assert ranked[0] == plain[0] and sorted(ranked) == sorted(plain)
+    assert ranked != plain
+
+
+@pytest.mark.parametrize("q", ["batch size", "training", "neural networks", "deep -learning"])
+def test_keyword_queries_get_no_feedback(
+    service: SearchService, monkeypatch: pytest.MonkeyPatch, q: str
+) -> None:
+    ranked = _ids_and_facets(service, q)
+    monkeypatch.setattr(ranking, "FEEDBACK_WEIGHT", 0.0)
+    assert _ids_and_facets(service, q) == ranked

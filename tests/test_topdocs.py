@@ -14,6 +14,7 @@ from pubsearch.indexing import build_index
 from pubsearch.masks import query_mask
 from pubsearch.querying import parse_query
 from pubsearch.readers import ReadReport, read_paths
+from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -157,3 +158,45 @@ def test_a_phrase_with_slop_matches_what_whoosh_matches(searcher) -> None:  # ty
             found = np.flatnonzero(query_mask(searcher, query, size))
             live = [int(d) for d in found if not searcher.reader().is_deleted(int(d))]
             assert live == expected, (slop, words)
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "graph neural network training on large batch sizes",
+        "language models reasoning quantum",
+        "learning OR quantum",
+    ],
+)
+def test_feedback_from_the_best_match_is_the_documented_formula(searcher, q: str) -> None:  # type: ignore[no-untyped-def]
+    from pubsearch.querying import parse_text_query
+
+    parsed = parse_text_query(q, searcher.schema)
+    assert parsed is not None
+    query = parsed.relaxed or parsed.strict
+    reader = searcher.reader()
+    size = reader.doc_count_all()
+    allowed = np.array([not reader.is_deleted(d) for d in range(size)])
+    lengths = field_lengths(reader, DEFAULT_FIELD)
+
+    def feedback(docnum: int) -> wq.Query | None:
+        return ranking.feedback_query(searcher, docnum, float(lengths[docnum]))
+
+    ours = top_documents(searcher, query, allowed, size, lambda f: lengths, feedback, 1.5)
+    plain = top_documents(searcher, query, allowed, size, lambda f: lengths)
+    assert ours is not None and plain is not None
+    # The reference: Whoosh's scores of the query and of the feedback query, combined.
+    scores = dict((d, s) for s, d in _every_match(searcher, query))
+    best = min(scores, key=lambda d: (-round(scores[d], 9), d))
+    like = feedback(best)
+    assert like is not None and len(list(like.leaves())) <= ranking.FEEDBACK_TERMS
+    likeness = {h.docnum: h.score for h in searcher.search(like, limit=None)}
+    top_like = max(likeness.get(d, 0.0) for d in scores)
+    final = {d: s + 1.5 * scores[best] * likeness.get(d, 0.0) / top_like for d, s in scores.items()}
+    expected = sorted(final, key=lambda d: (-round(final[d], 9), d))
+    assert [d for _, d in ours] == expected
+    assert [round(s, 6) for s, _ in ours] == [round(final[d], 6) for d in expected]
+    # The same matches, the same best match, another order below it.
+    assert {d for _, d in ours} == {d for _, d in plain}
+    assert ours[0][1] == plain[0][1] == best
+    assert [d for _, d in ours] != [d for _, d in plain]

@@ -248,11 +248,11 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query, text_mask = self._text_query(searcher, request.q, table)
+        query, text_mask, sentence = self._text_query(searcher, request.q, table)
         filters, final = self._filtered(text_mask, request, table)
         total = int(final.sum())
 
-        hits = self._page(searcher, query, request, final, filters, total, table)
+        hits = self._page(searcher, query, request, final, filters, total, table, sentence)
         facets = self._facets(request, table, text_mask, filters) if request.facets else None
         suggestion = self._suggest(searcher, request, query) if total == 0 else None
         took = (time.perf_counter() - started) * 1000
@@ -262,22 +262,25 @@ class SearchService:
         """How many records match ``request``: no hits, facets or suggestion computed."""
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        _, text_mask = self._text_query(searcher, request.q, table)
+        _, text_mask, _ = self._text_query(searcher, request.q, table)
         return int(self._filtered(text_mask, request, table)[1].sum())
 
     def _text_query(
         self, searcher: Searcher, text: str, table: FacetTable
-    ) -> tuple[wq.Query | None, BoolArray]:
-        """The query to rank with and the documents it matches: every word required, unless
-        that finds too few for a longer query (see querying.TextQuery)."""
+    ) -> tuple[wq.Query | None, BoolArray, bool]:
+        """The query to rank with, the documents it matches, and whether it is the relaxed
+        reading (any word may be missing): every word is required, unless that finds too
+        few for a longer query (see querying.TextQuery)."""
         parsed = parse_text_query(text, searcher.schema)
         query = parsed.strict if parsed is not None else None
         text_mask = self._query_mask(searcher, query, table)
+        relaxed = False
         if parsed is not None and parsed.relaxed is not None:
             query = parsed.choose(int(text_mask.sum()))
             if query is parsed.relaxed:
+                relaxed = True
                 text_mask = self._query_mask(searcher, query, table)
-        return query, text_mask
+        return query, text_mask, relaxed
 
     def _filtered(
         self, text_mask: BoolArray, request: SearchRequest, table: FacetTable
@@ -315,15 +318,30 @@ class SearchService:
         filters: dict[str, BoolArray],
         total: int,
         table: FacetTable,
+        sentence: bool = False,
     ) -> tuple[Hit, ...]:
+        """The hits of the requested page. ``sentence``: the query is the relaxed reading
+        of a longer text, ranked with feedback from its best match (see ranking.py)."""
         first = (request.page - 1) * request.page_size
         if first >= total:
             return ()
         if request.sort == "relevance" and query is not None:
             # Plain word queries: scored with numpy over the matching documents (the same
             # BM25F scores), instead of Whoosh stepping through every match.
+            lengths = self._lengths(searcher)
+
+            def feedback(docnum: int) -> wq.Query | None:
+                length = float(lengths(DEFAULT_FIELD)[docnum])
+                return ranking.feedback_query(searcher, docnum, length)
+
             top = top_documents(
-                searcher, query, final, first + request.page_size, self._lengths(searcher)
+                searcher,
+                query,
+                final,
+                first + request.page_size,
+                lengths,
+                feedback if sentence else None,
+                ranking.FEEDBACK_WEIGHT,
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)

@@ -51,11 +51,27 @@ def field_lengths(reader: Any, fieldname: str) -> FloatArray:
     return out
 
 
+# Builds, for the best document, the query that scores how like it another document is.
+FeedbackQuery = Callable[[int], wq.Query | None]
+
+
 def top_documents(
-    searcher: Any, query: wq.Query, allowed: BoolArray, count: int, lengths: Lengths
+    searcher: Any,
+    query: wq.Query,
+    allowed: BoolArray,
+    count: int,
+    lengths: Lengths,
+    feedback: FeedbackQuery | None = None,
+    feedback_weight: float = 0.0,
 ) -> list[tuple[float, int]] | None:
     """The ``count`` best ``(score, docnum)`` among ``allowed`` documents, best first,
-    or None when ``query`` is not one this module scores."""
+    or None when ``query`` is not one this module scores.
+
+    With ``feedback``, the best match is taken as relevant and every match gains
+    ``feedback_weight`` times the best score, scaled by how well it matches
+    ``feedback(best)`` relative to the match that matches it best: documents on the
+    subject of the best match move up (see :mod:`pubsearch.ranking`).
+    """
     weighting = searcher.weighting
     # BM25F and subclasses that change only the idf (ranking.LuceneBM25): the idf comes from
     # searcher.idf, which asks the weighting model.
@@ -69,6 +85,17 @@ def top_documents(
     if not len(candidates):
         return []
     values = scores[candidates]
+    if feedback is not None and feedback_weight and len(candidates) > 1:
+        values = _with_feedback(
+            searcher,
+            weighting,
+            allowed.size,
+            candidates,
+            values,
+            lengths,
+            feedback,
+            feedback_weight,
+        )
     if len(candidates) > count:
         # Keep every candidate that scores at least the count-th best, ties included.
         threshold = np.partition(values, len(values) - count)[len(values) - count]
@@ -76,6 +103,32 @@ def top_documents(
         candidates, values = candidates[keep], values[keep]
     order = np.lexsort((candidates, -values))[:count]
     return [(float(values[i]), int(candidates[i])) for i in order]
+
+
+def _with_feedback(
+    searcher: Any,
+    weighting: Any,
+    size: int,
+    candidates: IntArray,
+    values: FloatArray,
+    lengths: Lengths,
+    feedback: FeedbackQuery,
+    weight: float,
+) -> FloatArray:
+    """``values`` plus each candidate's likeness to the best candidate (see top_documents)."""
+    best_value = float(values.max())
+    best = int(candidates[np.flatnonzero(values == best_value)[0]])  # ties: lowest docnum
+    like = feedback(best)
+    if like is None or best_value <= 0:
+        return values
+    scored = _scores(searcher, weighting, like, size, lengths)
+    if scored is None:
+        return values
+    likeness = scored[1][candidates]
+    top_likeness = float(likeness.max())
+    if top_likeness <= 0:
+        return values
+    return values + (weight * best_value / top_likeness) * likeness
 
 
 def documents_by_year(
