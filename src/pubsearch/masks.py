@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, chain
 from pickle import loads
 from typing import Any
 
@@ -91,14 +91,22 @@ def postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, FloatArr
     """Document numbers (deleted ones included) and weights of the posting list of
     ``fieldname:text``, read a block at a time: a Whoosh matcher yields one document per
     Python call, and filters out deleted documents one by one."""
+    ids, weights, _ = _cached_postings(reader, fieldname, text, False)
+    return ids, weights
+
+
+def _cached_postings(
+    reader: Any, fieldname: str, text: str, with_values: bool
+) -> tuple[IntArray, FloatArray, list[bytes] | None]:
     recent = _recent()
     key = (id(reader), fieldname, text)
     held = recent.get(key)
-    if held is not None and held[0] is reader:
-        return held[1], held[2]
-    ids, weights = _read_postings(reader, fieldname, text)
-    _remember(recent, key, (reader, ids, weights))
-    return ids, weights
+    if held is not None and held[0] is reader and (held[3] is not None or not with_values):
+        recent.move_to_end(key)
+        return held[1], held[2], held[3]
+    ids, weights, values = _read_postings(reader, fieldname, text, with_values)
+    _remember(recent, key, (reader, ids, weights, values))
+    return ids, weights, values
 
 
 def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
@@ -110,13 +118,19 @@ def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
 
 def _remember(recent: OrderedDict[Any, tuple[Any, ...]], key: Any, value: tuple[Any, ...]) -> None:
     recent[key] = value
+    recent.move_to_end(key)
     if len(recent) > _RECENT_SIZE:
         recent.popitem(last=False)
 
 
-def _read_postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, FloatArray]:
+def _read_postings(
+    reader: Any, fieldname: str, text: str, with_values: bool
+) -> tuple[IntArray, FloatArray, list[bytes] | None]:
+    """The posting list's document numbers and weights, and with ``with_values`` its
+    values (encoded positions), each block read once."""
     ids: list[IntArray] = []
     weights: list[FloatArray] = []
+    values: list[bytes] | None = [] if with_values else None
     for segment, offset in reader.leaf_readers():
         if (fieldname, text) not in segment:
             continue
@@ -125,10 +139,12 @@ def _read_postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, Fl
             matcher = matcher.child
         if isinstance(matcher, W3LeafMatcher):
             while matcher.is_active():
-                matcher.id()
-                matcher.weight()  # reads the block's document numbers and weights
-                ids.append(np.asarray(matcher._ids, dtype=np.int64) + offset)
-                weights.append(np.asarray(matcher._weights, dtype=np.float64))
+                block_id_array, block_weight_array = _block_arrays(matcher)
+                ids.append(block_id_array + offset)
+                weights.append(block_weight_array)
+                if values is not None:
+                    matcher._read_values()
+                    values.extend(matcher._values)
                 matcher._next_block()
         else:
             block_ids: list[int] = []
@@ -136,12 +152,30 @@ def _read_postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, Fl
             while matcher.is_active():
                 block_ids.append(matcher.id())
                 block_weights.append(matcher.weight())
+                if values is not None:
+                    values.append(matcher.value())
                 matcher.next()
             ids.append(np.asarray(block_ids, dtype=np.int64) + offset)
             weights.append(np.asarray(block_weights, dtype=np.float64))
     if not ids:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return np.concatenate(ids), np.concatenate(weights)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), values
+    return np.concatenate(ids), np.concatenate(weights), values
+
+
+def _block_arrays(matcher: W3LeafMatcher) -> tuple[IntArray, FloatArray]:
+    """The document numbers (in the segment) and weights of ``matcher``'s current block,
+    decoded with numpy: Whoosh's ``_read_ids`` undoes the delta coding one number at a
+    time in a Python generator."""
+    if matcher._data is None:
+        matcher._read_data()
+    deltas, weights = matcher._data[0], matcher._data[1]
+    count = matcher._blocklength
+    ids = np.cumsum(np.asarray(deltas, dtype=np.int64))
+    if weights is None:
+        return ids, np.ones(count, dtype=np.float64)
+    if isinstance(weights, float):
+        return ids, np.full(count, weights, dtype=np.float64)
+    return ids, np.asarray(weights, dtype=np.float64)
 
 
 def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
@@ -163,14 +197,51 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
     if not all(isinstance(w, str) for w in words):
         return None
     reader = searcher.reader()
-    recent = _recent()
-    key = (id(reader), fieldname, words, q.slop)
-    held = recent.get(key)
-    if held is not None and held[0] is reader:
-        return held[1]  # type: ignore[no-any-return]
-    found = _phrase_docs(reader, fieldname, words, q.slop)
-    _remember(recent, key, (reader, found))
+    key = (_segments_of(reader), fieldname, words, q.slop)
+    found = _PHRASES.get(key)
+    if found is None:
+        found = _phrase_docs(reader, fieldname, words, q.slop)
+        _PHRASES.put(key, found)
     return found
+
+
+def _segments_of(reader: Any) -> tuple[tuple[str, int], ...]:
+    """What a reader's document numbers depend on: its segments and where each starts.
+    Every thread's reader of one index generation gives the same."""
+    return tuple((segment.segment().segid, offset) for segment, offset in reader.leaf_readers())
+
+
+class _SharedResults:
+    """Phrase matches, shared by every thread, the least recently used dropped past
+    ``max_bytes``: a phrase costs a decoding of every position of its words, and people
+    search the same phrases again."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Any, IntArray] = OrderedDict()
+        self._bytes = 0
+        self._max_bytes = max_bytes
+
+    def get(self, key: Any) -> IntArray | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Any, docs: IntArray) -> None:
+        docs.flags.writeable = False  # shared: no caller may change it
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = docs
+            self._bytes += docs.nbytes
+            while self._bytes > self._max_bytes and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+
+_PHRASES = _SharedResults(max_bytes=32 * 1024 * 1024)
 
 
 def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
@@ -178,7 +249,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         return np.zeros(0, dtype=np.int64)  # no two words can be fewer than 1 apart
     candidates: IntArray | None = None
     for word in words:
-        ids = postings(reader, fieldname, word)[0]
+        ids = _cached_postings(reader, fieldname, word, len(words) > 1)[0]
         candidates = ids if candidates is None else np.intersect1d(candidates, ids)
         if not len(candidates):
             return candidates
@@ -186,21 +257,56 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     if len(words) == 1:
         return candidates
     values = [_values_for(reader, fieldname, word, candidates) for word in words]
+    if slop == 1:
+        # Where the phrase could start in each candidate, as (candidate, position) keys
+        # narrowed word by word: word k must be at start + k.
+        starts: IntArray | None = None
+        for k, word_values in enumerate(values):
+            owners, positions = _position_table(word_values)
+            fits = positions >= k  # word k cannot start a phrase before position 0
+            keys = np.unique(owners[fits] * _POSITION_SPAN + (positions[fits] - k))
+            starts = keys if starts is None else np.intersect1d(starts, keys, assume_unique=True)
+            if not len(starts):
+                break
+        assert starts is not None
+        return candidates[np.unique(starts // _POSITION_SPAN)]
     found = []
     for i, docnum in enumerate(candidates.tolist()):
-        if slop == 1:
-            # Where the phrase could start, narrowed word by word.
-            starts = set(_positions(values[0][i]))
-            for k in range(1, len(words)):
-                starts.intersection_update(p - k for p in _positions(values[k][i]))
-                if not starts:
-                    break
-            matched = bool(starts)
-        else:
-            matched = _within_slop([list(_positions(v[i])) for v in values], slop)
-        if matched:
+        if _within_slop([list(_positions(v[i])) for v in values], slop):
             found.append(docnum)
     return np.asarray(found, dtype=np.int64)
+
+
+# Larger than any position plus the words of a phrase: (candidate, position) as one number.
+_POSITION_SPAN = 1 << 32
+
+
+def _position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
+    """Every position in ``values`` (encoded position lists, one per candidate) as two
+    arrays: the candidate's index in ``values``, and the position.
+
+    Each value is a 4-byte count and a pickled list of position deltas
+    (formats.Positions.encode). Their pickles are joined into one pickled list of lists
+    and unpickled in one call, instead of one call per value.
+    """
+    bodies = []
+    for value in values:
+        body = value[_INT_SIZE:]
+        if body[:2] != _PICKLE_PROTOCOL_2:
+            raise ValueError("unexpected encoding of positions")
+        bodies.append(body[2:-1] if body.endswith(b".") else body[2:])
+    lists = loads(_PICKLE_PROTOCOL_2 + b"](" + b"".join(bodies) + b"e.")
+    counts = np.fromiter((len(d) for d in lists), dtype=np.int64, count=len(lists))
+    deltas = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(counts.sum()))
+    owners = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
+    # Positions are running sums of the deltas, restarted at each value.
+    running = np.concatenate(([0], np.cumsum(deltas)))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    positions = running[1:] - np.repeat(running[starts], counts)
+    return owners, positions
+
+
+_PICKLE_PROTOCOL_2 = b"\x80\x02"
 
 
 def _within_slop(positions: list[list[int]], slop: int) -> bool:
@@ -224,31 +330,10 @@ def _positions(value: bytes) -> Iterator[int]:
 def _values_for(reader: Any, fieldname: str, text: str, docs: IntArray) -> list[bytes]:
     """The posting values (encoded positions) of ``fieldname:text`` for ``docs``, which
     must all be in the posting list, in the order of ``docs``."""
-    out: dict[int, bytes] = {}
-    wanted = np.zeros(reader.doc_count_all(), dtype=np.bool_)
-    wanted[docs] = True
-    for segment, offset in reader.leaf_readers():
-        if (fieldname, text) not in segment:
-            continue
-        matcher = segment.postings(fieldname, text)
-        if isinstance(matcher, FilterMatcher):
-            matcher = matcher.child
-        if isinstance(matcher, W3LeafMatcher):
-            while matcher.is_active():
-                matcher.id()
-                block = np.asarray(matcher._ids, dtype=np.int64) + offset
-                hits = np.flatnonzero(wanted[block])
-                if len(hits):
-                    matcher._read_values()
-                    block_values = matcher._values
-                    for j in hits.tolist():
-                        out[int(block[j])] = block_values[j]
-                matcher._next_block()
-        else:
-            while matcher.is_active():
-                out[matcher.id() + offset] = matcher.value()
-                matcher.next()
-    return [out[d] for d in docs.tolist()]
+    ids, _, values = _cached_postings(reader, fieldname, text, True)
+    assert values is not None
+    # Document numbers grow along a posting list, segment after segment.
+    return [values[i] for i in np.searchsorted(ids, docs).tolist()]
 
 
 def _is_text_field(searcher: Any, fieldname: str) -> bool:
