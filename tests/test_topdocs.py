@@ -47,6 +47,13 @@ QUERIES = [
     "subject:cs.lg training",
     "subject:cs.lg OR subject:cs.dc",
     "id:2401.00001 OR learning",
+    "optim*",
+    "lear*",
+    "ba?ch size",
+    "neur* AND graph",
+    "title:lang* -model",
+    "subject:cs.* quantum",
+    "zzzq*",
 ]
 
 
@@ -87,7 +94,10 @@ def test_numpy_top_documents_equal_whoosh(searcher, q: str, limit: int) -> None:
         hits = searcher.search(query.a, limit=None, optimize=False)
         theirs = [(h.score, h.docnum) for h in hits if h.docnum not in excluded][:limit]
     else:
-        hits = searcher.search(query, limit=None)
+        # A pattern (optim*) is scored as the OR of the words it expands to: what Whoosh
+        # does on indexes of over 5,000 records; on smaller ones its prefix and wildcard
+        # queries give every match the same score.
+        hits = searcher.search(query.simplify(searcher.reader()), limit=None)
         theirs = [(hit.score, hit.docnum) for hit in hits][:limit]
     assert [d for _, d in ours] == [d for _, d in theirs]
     assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in theirs]
@@ -99,7 +109,9 @@ def _every_match(searcher, query) -> list[tuple[float, int]]:  # type: ignore[no
         excluded = set(searcher.docs_for_query(query.b))
         hits = searcher.search(query.a, limit=None, optimize=False)
         return [(h.score, h.docnum) for h in hits if h.docnum not in excluded]
-    return [(h.score, h.docnum) for h in searcher.search(query, limit=None)]
+    return [
+        (h.score, h.docnum) for h in searcher.search(query.simplify(searcher.reader()), limit=None)
+    ]
 
 
 @pytest.mark.parametrize("q", [*QUERIES, ""])
@@ -140,7 +152,7 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
 
 @pytest.mark.parametrize(
     "query",
-    [wq.Prefix("content", "learn"), wq.NumericRange("year", 2019, 2021), wq.Every()],
+    [wq.NumericRange("year", 2019, 2021), wq.Every(), wq.FuzzyTerm("content", "trainn")],
 )
 def test_other_queries_are_left_to_whoosh(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
     size = searcher.reader().doc_count_all()

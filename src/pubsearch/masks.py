@@ -65,6 +65,11 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         mask = np.zeros(size, dtype=np.bool_)
         mask[docs] = True
         return mask
+    if kind in (wq.Prefix, wq.Wildcard) and (words := expanded_words(reader, q)) is not None:
+        mask = np.zeros(size, dtype=np.bool_)
+        for word in words:
+            mask[term_docs(reader, q.fieldname, word)] = True
+        return mask
     if kind is wq.Not:
         return ~_mask(searcher, reader, q.query, size)
     if kind is wq.AndMaybe:
@@ -74,6 +79,15 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
     mask = np.zeros(size, dtype=np.bool_)
     mask[np.fromiter(searcher.docs_for_query(q), dtype=np.int64)] = True
     return mask
+
+
+def expanded_words(reader: Any, q: wq.PatternQuery) -> list[str] | None:
+    """The indexed words a prefix or wildcard query stands for, or None when its field
+    holds no plain text."""
+    if not _is_text_field_of(reader.schema, q.fieldname) or not isinstance(q.text, str):
+        return None
+    field = reader.schema[q.fieldname]
+    return [field.from_bytes(b) for b in sorted(set(q._btexts(reader))) if b]
 
 
 def term_docs(reader: Any, fieldname: str, text: str) -> IntArray:
@@ -337,5 +351,8 @@ def _values_for(reader: Any, fieldname: str, text: str, docs: IntArray) -> list[
 
 
 def _is_text_field(searcher: Any, fieldname: str) -> bool:
-    schema = searcher.schema
+    return _is_text_field_of(searcher.schema, fieldname)
+
+
+def _is_text_field_of(schema: Any, fieldname: str) -> bool:
     return fieldname in schema and isinstance(schema[fieldname], _TEXT_FIELDS)

@@ -12,8 +12,11 @@ scores are Whoosh's (up to the order of floating-point additions) and ties go to
 lower document number, as Whoosh orders them.
 
 Phrases are scored as Whoosh scores them (the AND of their words, for the documents that
-have the words next to each other). Any other query (wildcards, ranges, phrases with a
-slop, another weighting model) returns None and is left to Whoosh.
+have the words in place), ``a AND NOT b`` as Whoosh does (1 for each NOT part), words of
+fields without lengths (``subject:``, ``id:``) by their posting weight, and a prefix or
+wildcard as the OR of the words it expands to (what Whoosh does on indexes of over 5,000
+records). Any other query (ranges, fuzzy terms, another weighting model) returns None and
+is left to Whoosh.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
 
 from pubsearch.facets import BoolArray, IntArray
-from pubsearch.masks import FloatArray, phrase_docs, postings, query_mask
+from pubsearch.masks import FloatArray, expanded_words, phrase_docs, postings, query_mask
 
 Lengths = Callable[[str], FloatArray]
 
@@ -225,6 +228,17 @@ def _scores(
             total += part[1]
         total[~matched] = 0.0
         return matched, total * q.boost if q.boost != 1.0 else total
+    if kind in (wq.Prefix, wq.Wildcard):
+        # Whoosh sums the scores of the words the pattern expands to, as an OR of them.
+        words = expanded_words(searcher.reader(), q)
+        if words is None:
+            return None
+        if not words:
+            return np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.float64)
+        terms = [wq.Term(q.fieldname, word, boost=q.boost) for word in words]
+        return _scores(
+            searcher, weighting, terms[0] if len(terms) == 1 else wq.Or(terms), size, lengths
+        )
     if kind is wq.AndNot:
         scored = _scores(searcher, weighting, q.a, size, lengths)
         if scored is None:
