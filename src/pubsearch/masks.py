@@ -105,22 +105,25 @@ def postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, FloatArr
     """Document numbers (deleted ones included) and weights of the posting list of
     ``fieldname:text``, read a block at a time: a Whoosh matcher yields one document per
     Python call, and filters out deleted documents one by one."""
-    ids, weights, _ = _cached_postings(reader, fieldname, text, False)
-    return ids, weights
-
-
-def _cached_postings(
-    reader: Any, fieldname: str, text: str, with_values: bool
-) -> tuple[IntArray, FloatArray, list[bytes] | None]:
     recent = _recent()
     key = (id(reader), fieldname, text)
     held = recent.get(key)
-    if held is not None and held[0] is reader and (held[3] is not None or not with_values):
+    if held is not None and held[0] is reader:
         recent.move_to_end(key)
-        return held[1], held[2], held[3]
-    ids, weights, values = _read_postings(reader, fieldname, text, with_values)
-    _remember(recent, key, (reader, ids, weights, values))
-    return ids, weights, values
+        return held[1], held[2]
+    ids, weights, _ = _read_postings(reader, fieldname, text, False)
+    _remember(recent, key, (reader, ids, weights))
+    return ids, weights
+
+
+def _postings_with_values(reader: Any, fieldname: str, text: str) -> tuple[IntArray, list[bytes]]:
+    """Document numbers and values (encoded positions) of a posting list, each block read
+    once. Only the numbers and weights are kept for the next :func:`postings` call: the
+    values take many times their memory, and phrase matches are kept instead."""
+    ids, weights, values = _read_postings(reader, fieldname, text, True)
+    _remember(_recent(), (id(reader), fieldname, text), (reader, ids, weights))
+    assert values is not None
+    return ids, values
 
 
 def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
@@ -261,16 +264,18 @@ _PHRASES = _SharedResults(max_bytes=32 * 1024 * 1024)
 def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
     if slop < 1 and len(words) > 1:
         return np.zeros(0, dtype=np.int64)  # no two words can be fewer than 1 apart
+    if len(words) == 1:
+        return postings(reader, fieldname, words[0])[0]
     candidates: IntArray | None = None
+    lists = []
     for word in words:
-        ids = _cached_postings(reader, fieldname, word, len(words) > 1)[0]
+        ids, word_values = _postings_with_values(reader, fieldname, word)
+        lists.append((ids, word_values))
         candidates = ids if candidates is None else np.intersect1d(candidates, ids)
         if not len(candidates):
             return candidates
     assert candidates is not None
-    if len(words) == 1:
-        return candidates
-    values = [_values_for(reader, fieldname, word, candidates) for word in words]
+    values = [_values_for(ids, word_values, candidates) for ids, word_values in lists]
     if slop == 1:
         # Where the phrase could start in each candidate, as (candidate, position) keys
         # narrowed word by word: word k must be at start + k.
@@ -341,11 +346,9 @@ def _positions(value: bytes) -> Iterator[int]:
     return accumulate(loads(value[_INT_SIZE:]))
 
 
-def _values_for(reader: Any, fieldname: str, text: str, docs: IntArray) -> list[bytes]:
-    """The posting values (encoded positions) of ``fieldname:text`` for ``docs``, which
-    must all be in the posting list, in the order of ``docs``."""
-    ids, _, values = _cached_postings(reader, fieldname, text, True)
-    assert values is not None
+def _values_for(ids: IntArray, values: list[bytes], docs: IntArray) -> list[bytes]:
+    """The values of the postings of ``docs``, which must all be in ``ids`` (a posting
+    list's document numbers, ``values`` its values), in the order of ``docs``."""
     # Document numbers grow along a posting list, segment after segment.
     return [values[i] for i in np.searchsorted(ids, docs).tolist()]
 
