@@ -54,6 +54,12 @@ QUERIES = [
     "title:lang* -model",
     "subject:cs.* quantum",
     "zzzq*",
+    "year:2021 training",
+    "year:2019..2021 batch",
+    "year:>2020 model",
+    "year:<2020 OR quantum",
+    "year:[2019 TO 2020] -learning",
+    "year:1800",
 ]
 
 
@@ -152,7 +158,7 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
 
 @pytest.mark.parametrize(
     "query",
-    [wq.NumericRange("year", 2019, 2021), wq.Every(), wq.FuzzyTerm("content", "trainn")],
+    [wq.Every(), wq.FuzzyTerm("content", "trainn"), wq.TermRange("title", "a", "c")],
 )
 def test_other_queries_are_left_to_whoosh(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
     size = searcher.reader().doc_count_all()

@@ -44,6 +44,11 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         mask = np.zeros(size, dtype=np.bool_)
         mask[term_docs(reader, q.fieldname, q.text)] = True
         return mask
+    if (numeric := numeric_terms(reader, q)) is not None:
+        mask = np.zeros(size, dtype=np.bool_)
+        for fieldname, text in numeric:
+            mask[term_docs(reader, fieldname, text)] = True
+        return mask
     if kind is wq.And and q.subqueries:
         out = _mask(searcher, reader, q.subqueries[0], size)
         for sub in q.subqueries[1:]:
@@ -90,7 +95,36 @@ def expanded_words(reader: Any, q: wq.PatternQuery) -> list[str] | None:
     return [field.from_bytes(b) for b in sorted(set(q._btexts(reader))) if b]
 
 
-def term_docs(reader: Any, fieldname: str, text: str) -> IntArray:
+def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
+    """The indexed terms a query on a number field (``year:2021``, ``year:[2019 TO 2021]``)
+    matches documents by, or None for any other query. (Whoosh indexes each number as a few
+    terms of different precision and turns a range into ranges of those terms.)"""
+    kind = type(q)
+    fieldname = getattr(q, "fieldname", None)
+    if fieldname is None or not isinstance(reader.schema[fieldname], fields.NUMERIC):
+        return None
+    if kind is wq.Term and isinstance(q.text, bytes):
+        return [(fieldname, q.text)]
+    if kind is wq.NumericRange:
+        found: list[tuple[str, bytes]] = []
+        stack = [q._compile_query(reader)]
+        while stack:
+            part = stack.pop()
+            if isinstance(part, wq.ConstantScoreQuery):
+                stack.append(part.child)
+            elif type(part) is wq.Or:
+                stack.extend(part.subqueries)
+            elif type(part) is wq.TermRange:
+                found.extend((fieldname, b) for b in part._btexts(reader))
+            elif type(part) is wq.Term and isinstance(part.text, bytes):
+                found.append((fieldname, part.text))
+            elif part is not wq.NullQuery and not isinstance(part, type(wq.NullQuery)):
+                return None
+        return found
+    return None
+
+
+def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
     """Document numbers in the posting list of ``fieldname:text``, deleted ones included."""
     return postings(reader, fieldname, text)[0]
 
@@ -101,7 +135,7 @@ _RECENT = threading.local()
 _RECENT_SIZE = 16
 
 
-def postings(reader: Any, fieldname: str, text: str) -> tuple[IntArray, FloatArray]:
+def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
     """Document numbers (deleted ones included) and weights of the posting list of
     ``fieldname:text``, read a block at a time: a Whoosh matcher yields one document per
     Python call, and filters out deleted documents one by one."""
@@ -141,7 +175,7 @@ def _remember(recent: OrderedDict[Any, tuple[Any, ...]], key: Any, value: tuple[
 
 
 def _read_postings(
-    reader: Any, fieldname: str, text: str, with_values: bool
+    reader: Any, fieldname: str, text: str | bytes, with_values: bool
 ) -> tuple[IntArray, FloatArray, list[bytes] | None]:
     """The posting list's document numbers and weights, and with ``with_values`` its
     values (encoded positions), each block read once."""

@@ -31,7 +31,14 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
 
 from pubsearch.facets import BoolArray, IntArray
-from pubsearch.masks import FloatArray, expanded_words, phrase_docs, postings, query_mask
+from pubsearch.masks import (
+    FloatArray,
+    expanded_words,
+    numeric_terms,
+    phrase_docs,
+    postings,
+    query_mask,
+)
 
 Lengths = Callable[[str], FloatArray]
 
@@ -179,6 +186,13 @@ def _scores(
 ) -> tuple[BoolArray, FloatArray] | None:
     """(matched, score) arrays over all documents, or None if ``q`` is not supported."""
     kind = type(q)
+    if kind is wq.NumericRange or (kind is wq.Term and isinstance(q.text, bytes)):
+        # year:[2019 TO 2021] scores a constant 1 (Whoosh's constant-score query), year:2021
+        # its posting weight, 1: either way the query's boost.
+        if numeric_terms(searcher.reader(), q) is None:
+            return None
+        matched = query_mask(searcher, q, size)
+        return matched, matched.astype(np.float64) * float(q.boost)
     if kind is wq.Term:
         return _term_scores(searcher, weighting, q, size, lengths)
     if kind is wq.And and any(type(sub) is wq.Not for sub in q.subqueries):
