@@ -15,8 +15,9 @@ Phrases are scored as Whoosh scores them (the AND of their words, for the docume
 have the words in place), ``a AND NOT b`` as Whoosh does (1 for each NOT part), words of
 fields without lengths (``subject:``, ``id:``) by their posting weight, and a prefix or
 wildcard as the OR of the words it expands to (what Whoosh does on indexes of over 5,000
-records). Any other query (ranges, fuzzy terms, another weighting model) returns None and
-is left to Whoosh.
+records), ``year:2021`` and year ranges as a constant 1 (Whoosh's constant-score query).
+Any other query (fuzzy terms, ranges on text, another weighting model) returns None and is
+left to Whoosh.
 """
 
 from __future__ import annotations
