@@ -83,23 +83,16 @@ def top_documents(
     ``feedback(best)`` relative to the match that matches it best: documents on the
     subject of the best match move up (see :mod:`pubsearch.ranking`).
     """
-    weighting = searcher.weighting
-    # BM25F and subclasses that change only the idf (ranking.LuceneBM25): the idf comes from
-    # searcher.idf, which asks the weighting model.
-    if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
+    found = _allowed_matches(searcher, query, allowed, lengths)
+    if found is None:
         return None
-    scored = _scores(searcher, weighting, query, allowed.size, lengths)
-    if scored is None:
-        return None
-    matched, scores = scored
-    candidates = np.flatnonzero(matched & allowed)
+    candidates, values = found
     if not len(candidates):
         return []
-    values = scores[candidates]
     if feedback is not None and feedback_weight and len(candidates) > 1:
         values = _with_feedback(
             searcher,
-            weighting,
+            searcher.weighting,
             allowed.size,
             candidates,
             values,
@@ -114,6 +107,24 @@ def top_documents(
         candidates, values = candidates[keep], values[keep]
     order = np.lexsort((candidates, -values))[:count]
     return [(float(values[i]), int(candidates[i])) for i in order]
+
+
+def _allowed_matches(
+    searcher: Any, query: wq.Query, allowed: BoolArray, lengths: Lengths
+) -> tuple[IntArray, FloatArray] | None:
+    """The ``allowed`` documents ``query`` matches and their scores, or None when the
+    query or the searcher's weighting model is not one this module scores."""
+    weighting = searcher.weighting
+    # BM25F and subclasses that change only the idf (ranking.LuceneBM25): the idf comes from
+    # searcher.idf, which asks the weighting model.
+    if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
+        return None
+    scored = _scores(searcher, weighting, query, allowed.size, lengths)
+    if scored is None:
+        return None
+    matched, scores = scored
+    candidates = np.flatnonzero(matched & allowed)
+    return candidates, scores[candidates]
 
 
 def _with_feedback(
@@ -159,15 +170,10 @@ def documents_by_year(
         candidates = np.flatnonzero(allowed)
         values = np.zeros(len(candidates), dtype=np.float64)
     else:
-        weighting = searcher.weighting
-        if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
+        found = _allowed_matches(searcher, query, allowed, lengths)
+        if found is None:
             return None
-        scored = _scores(searcher, weighting, query, allowed.size, lengths)
-        if scored is None:
-            return None
-        matched, scores = scored
-        candidates = np.flatnonzero(matched & allowed)
-        values = scores[candidates]
+        candidates, values = found
     if not len(candidates):
         return []
     year = years[candidates].astype(np.int64)
