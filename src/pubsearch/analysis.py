@@ -12,8 +12,9 @@ words) goes through the chain unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from whoosh import analysis
@@ -40,6 +41,8 @@ class _Plan:
     stemmer: Any  # a Stemmer.Stemmer, or None for no stemming
     ignore: frozenset[str]
     ascii_lower_identity: bool  # the charmap maps no lower-case ASCII character
+    # Per-word results for indexing in bulk, shared by equal chains (set once made).
+    caches: _WordCaches | None = field(default=None, compare=False)
 
 
 def _plan_for(items: list[Any]) -> _Plan | None:
@@ -62,7 +65,7 @@ def _plan_for(items: list[Any]) -> _Plan | None:
 
     stemmer = Stemmer.Stemmer(stem.lang)
     stemmer.maxCacheSize = max(int(stem.cachesize or 0), 0)
-    return _Plan(
+    plan = _Plan(
         pattern=tokenizer.expression,
         charmap=charset.charmap,
         stops=frozenset(stop.stops),
@@ -75,6 +78,172 @@ def _plan_for(items: list[Any]) -> _Plan | None:
             chr(c).translate(charset.charmap) == chr(c) for c in range(128) if not chr(c).isupper()
         ),
     )
+    object.__setattr__(plan, "caches", _caches_for(plan, stem.lang))
+    return plan
+
+
+@dataclass(frozen=True)
+class IndexWords:
+    """The tokens of one text as indexing sees them: their texts before stemming
+    (``no_morph``: what spelling keeps) and after, and their positions."""
+
+    unstemmed: list[str]
+    stems: list[str]
+    positions: Sequence[int]
+
+
+# Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
+_CACHE_LIMIT = 300_000
+
+
+class _FoldCache(dict[str, str]):
+    """A word as the tokenizer found it -> the word after lower-casing, accent folding and
+    the stop filter: the folded word, or "" when the stop filter drops it."""
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self._plan = plan
+
+    def __missing__(self, word: str) -> str:
+        plan = self._plan
+        folded: str = word.lower().translate(plan.charmap)
+        size = len(folded)
+        kept = (
+            size >= plan.minsize
+            and (plan.maxsize is None or size <= plan.maxsize)
+            and folded not in plan.stops
+        )
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        result = self[word] = folded if kept else ""
+        return result
+
+
+class _StemCache(dict[str, str]):
+    """A folded word -> its stem."""
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self._plan = plan
+
+    def __missing__(self, word: str) -> str:
+        plan = self._plan
+        stem: str = word if word in plan.ignore else plan.stemmer.stemWord(word)
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[word] = stem
+        return stem
+
+
+class _ChunkCache(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> its words folded (see :class:`_FoldCache`).
+
+    Only for tokenizer patterns that cannot match white space nor look around a match
+    (:data:`_SPACE_FREE_PATTERNS`): then the words of a text are those of its white-space
+    separated runs, one run after another, and the same run always gives the same words.
+    """
+
+    def __init__(self, plan: _Plan, folds: _FoldCache) -> None:
+        super().__init__()
+        self._findall = plan.pattern.findall
+        self._folds = folds
+
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        words = tuple(map(self._folds.__getitem__, self._findall(chunk)))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[chunk] = words
+        return words
+
+
+# Tokenizer patterns known to match no white space and to look at nothing around a match.
+_SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
+
+# Caches shared by the plans of equal chains (title, abstract and content analyzers).
+_WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None]
+_CACHES: dict[tuple[Any, ...], _WordCaches] = {}
+
+
+def _caches_for(plan: _Plan, stem_lang: str) -> _WordCaches:
+    charmap = plan.charmap
+    charmap_key = frozenset(charmap.items()) if isinstance(charmap, dict) else id(charmap)
+    key = (
+        plan.pattern.pattern,
+        plan.pattern.flags,
+        charmap_key,
+        plan.stops,
+        plan.minsize,
+        plan.maxsize,
+        stem_lang,
+        plan.ignore,
+    )
+    caches = _CACHES.get(key)
+    if caches is None:
+        folds = _FoldCache(plan)
+        space_free = plan.pattern.pattern in _SPACE_FREE_PATTERNS and not (
+            plan.pattern.flags & re.VERBOSE
+        )
+        chunks = _ChunkCache(plan, folds) if space_free else None
+        caches = _CACHES[key] = (folds, _StemCache(plan), chunks)
+    return caches
+
+
+def _index_words(plan: _Plan, value: str) -> IndexWords:
+    """The tokens :meth:`FastAnalyzer._bulk` yields for ``value`` (``start_pos`` 0), both
+    with and without stemming, without a Token per word.
+
+    Each word's folding, stop test and stem are looked up in caches (the same per word
+    wherever it occurs), which turns the per-word work into C-level ``map`` calls. A
+    dropped word folds to "", so the kept ones are the non-empty ones: right when the stop
+    filter's ``minsize`` is at least 1 (else an empty word could be kept; such a chain
+    takes :func:`_index_words_plain`).
+    """
+    if plan.minsize < 1 or plan.caches is None:
+        return _index_words_plain(plan, value)
+    folds, stems, chunks = plan.caches
+    if chunks is not None:
+        folded = list(chain.from_iterable(map(chunks.__getitem__, value.split())))
+    else:
+        folded = list(map(folds.__getitem__, plan.pattern.findall(value)))
+    kept = list(filter(None, folded))
+    positions: Sequence[int]
+    if plan.renumber:
+        first = 0
+        if kept:
+            while not folded[first]:
+                first += 1
+        positions = range(first, first + len(kept))
+    else:
+        positions = [pos for pos, word in enumerate(folded) if word]
+    return IndexWords(unstemmed=kept, stems=list(map(stems.__getitem__, kept)), positions=positions)
+
+
+def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
+    """:func:`_index_words` word by word, as :meth:`FastAnalyzer._bulk` does it."""
+    if value.isascii() and plan.ascii_lower_identity:
+        words = plan.pattern.findall(value.lower())
+    else:
+        charmap = plan.charmap
+        words = [w.lower().translate(charmap) for w in plan.pattern.findall(value)]
+    stops, minsize, maxsize = plan.stops, plan.minsize, plan.maxsize
+    pairs = [
+        (pos, word)
+        for pos, word in enumerate(words)
+        if len(word) >= minsize and (maxsize is None or len(word) <= maxsize) and word not in stops
+    ]
+    kept = [w for _, w in pairs]
+    positions: Sequence[int]
+    if plan.renumber:
+        first = pairs[0][0] if pairs else 0
+        positions = range(first, first + len(kept))
+    else:
+        positions = [pos for pos, _ in pairs]
+    if plan.ignore:
+        ignore = plan.ignore
+        stems = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
+    else:
+        stems = plan.stemmer.stemWords(kept)
+    return IndexWords(unstemmed=kept, stems=stems, positions=positions)
 
 
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
@@ -100,6 +269,14 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         if kwargs.get("removestops", True) and not kwargs.keys() & _FULL_KWARGS:
             return self._bulk(plan, value, no_morph, **kwargs)
         return self._bulk_full(plan, value, no_morph, **kwargs)
+
+    def index_words(self, value: str) -> IndexWords | None:
+        """What indexing ``value`` (``mode="index"``, with positions) yields, as lists: or
+        None when this analyzer cannot do it in bulk."""
+        plan = self._plan
+        if plan is None:
+            return None
+        return _index_words(plan, value)
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""
