@@ -66,15 +66,18 @@ def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> N
     assert _postings(fast) == _postings(plain)
 
 
-def test_term_pool_sorts_terms_and_keeps_document_order() -> None:
+def test_term_pool_sorts_by_field_term_and_document() -> None:
     pool = bulk.TermPool()
     pool.add(("f", b"a", 0, 1.0, b"x"))
     pool.add(("f", b"a", 3, 2.0, b""))
     pool.add(("e", b"b", 1, 1.0, b"yz"))
-    with pytest.raises(ValueError):
-        pool.add(("e", b"b", 0, 1.0, b""))
+    pool.add(("e", b"b", 0, 1.0, b""))  # out of document order, as a merge may add it
+    pool.add_many("e", 2, [b"c", b"a"], [1.0, 3.0], [b"", b"pq"])
     assert list(pool.iter_postings()) == [
+        ("e", b"a", 2, 3.0, b"pq"),
+        ("e", b"b", 0, 1.0, b""),
         ("e", b"b", 1, 1.0, b"yz"),
+        ("e", b"c", 2, 1.0, b""),
         ("f", b"a", 0, 1.0, b"x"),
         ("f", b"a", 3, 2.0, b""),
     ]

@@ -278,6 +278,20 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
             return None
         return _index_words(plan, value)
 
+    def index_key(self) -> tuple[int, bool] | None:
+        """Equal for analyzers whose :meth:`index_words` are the same for every text (they
+        share their caches): None when :meth:`index_words` cannot run in bulk."""
+        plan = self._plan
+        if plan is None or plan.caches is None:
+            return None
+        return id(plan.caches), plan.renumber
+
+    def splits_at_spaces(self) -> bool:
+        """Whether no word can span white space: then a text's words are those of its
+        lines (or any of its white-space separated pieces), one after another."""
+        plan = self._plan
+        return plan is not None and plan.caches is not None and plan.caches[2] is not None
+
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""
         return [t.text for t in self(value, no_morph=no_morph, mode="index")]

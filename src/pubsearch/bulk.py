@@ -13,18 +13,31 @@ and it uses one core. Here:
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import multiprocessing
 import os
+import pickle
 import queue
+import struct
+import zlib
 from array import array
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy
+from whoosh import fields as whoosh_fields
+from whoosh import formats
+from whoosh.codec import whoosh3
+from whoosh.filedb import filetables
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from pubsearch import storage
+from pubsearch.analysis import FastAnalyzer, IndexWords
 
 Doc = dict[str, Any]
 
@@ -37,86 +50,127 @@ BATCH_SIZE = 250
 RESULT_TIMEOUT_SECONDS = 600.0
 
 
-class _Postings:
-    """One term's postings in compact arrays: docnums, weights, and the values' bytes
-    end to end with where each ends."""
+class _FieldPostings:
+    """One field's postings in the order they were added, in compact arrays: each posting's
+    term number, docnum, weight, and the size of its value; the values end to end."""
 
-    __slots__ = ("docnums", "ends", "values", "weights")
+    __slots__ = ("docnums", "int_weights", "numbers", "sizes", "termnums", "values", "weights")
 
     def __init__(self) -> None:
+        # Term text -> number, given in order of first appearance (the dict keeps that
+        # order, so ``list(numbers)`` is the terms by number).
+        self.numbers: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+        self.termnums = array("I")
         self.docnums = array("I")
         self.weights = array("d")
+        self.sizes = array("I")
         self.values = bytearray()
-        self.ends = array("I")
+        # Whether every weight given was an int: Whoosh keeps a block's highest weight as
+        # given, which pickles differently for 1 and 1.0 (spelling words are posted as 1).
+        self.int_weights = True
 
-    def add(self, docnum: int, weight: float, value: bytes | None) -> None:
-        if self.docnums and self.docnums[-1] > docnum:
-            raise ValueError("postings out of document order")
-        self.docnums.append(docnum)
-        self.weights.append(weight)
-        if value:
-            self.values += value
-        self.ends.append(len(self.values))
+    def add_many(
+        self,
+        docnum: int,
+        texts: list[bytes],
+        weights: list[float],
+        values: list[bytes],
+        int_weights: bool,
+    ) -> None:
+        self.termnums.extend(map(self.numbers.__getitem__, texts))
+        self.docnums.extend(itertools.repeat(docnum, len(texts)))
+        self.weights.extend(weights)
+        self.sizes.extend(map(len, values))
+        self.values += b"".join(values)
+        if not int_weights:
+            self.int_weights = False
 
-    def __iter__(self) -> Iterator[tuple[int, float, bytes]]:
-        values = bytes(self.values)
-        start = 0
-        for docnum, weight, end in zip(self.docnums, self.weights, self.ends, strict=True):
-            yield docnum, weight, values[start:end]
-            start = end
-
-
-_Single = tuple[int, float, bytes]
+    def __len__(self) -> int:
+        return len(self.termnums)
 
 
 class TermPool:
-    """Postings kept in memory, grouped by ``(field, term)``.
+    """Postings kept in memory, grouped by field, sorted by term and docnum when written.
 
-    Whoosh's writer hands postings over as ``(field, term, docnum, weight, value)`` in
-    document order, so each term's postings are already in docnum order and only the terms
-    need sorting when the segment is written. (Spelling words are all posted as document
-    0, once per document that has them: how Whoosh counts their frequency.) A term seen
-    once (most terms) is kept as one tuple; others in arrays, about 25 bytes a posting,
-    where a tuple per posting takes about 150.
+    Documents are added in docnum order, so the postings need only a stable sort by term
+    (done with numpy when the segment is written), which also puts any posting that
+    arrives out of order (as when merging segments) in its place. About 20 bytes a
+    posting plus its value, where Whoosh's pool keeps a tuple per posting.
     """
 
     def __init__(self) -> None:
-        self._terms: dict[tuple[str, bytes], _Single | _Postings] = {}
-        self.fieldnames: set[str] = set()
+        self._fields: dict[str, _FieldPostings] = {}
+
+    @property
+    def fieldnames(self) -> set[str]:
+        return set(self._fields)
+
+    def _field(self, fieldname: str) -> _FieldPostings:
+        held = self._fields.get(fieldname)
+        if held is None:
+            held = self._fields[fieldname] = _FieldPostings()
+        return held
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        """Add one ``(fieldname, text, docnum, weight, value)`` posting (Whoosh's API)."""
         fieldname, text, docnum, weight, value = item
-        key = (fieldname, text)
-        held = self._terms.get(key)
-        if held is None:
-            self._terms[key] = (docnum, weight, value or b"")
-            self.fieldnames.add(fieldname)
-            return
-        if not isinstance(held, _Postings):
-            first = held
-            held = self._terms[key] = _Postings()
-            held.add(*first)
-        try:
-            held.add(docnum, weight, value)
-        except ValueError:
-            raise ValueError(f"postings out of document order for {key!r}") from None
+        self._field(fieldname).add_many(
+            docnum, [text], [weight], [value or b""], type(weight) is int
+        )
+
+    def add_many(
+        self,
+        fieldname: str,
+        docnum: int,
+        texts: list[bytes],
+        weights: list[float],
+        values: list[bytes],
+        int_weights: bool = False,
+    ) -> None:
+        """Add one document's postings in ``fieldname``: ``texts[i]`` with ``weights[i]``
+        and ``values[i]``."""
+        if texts:
+            self._field(fieldname).add_many(docnum, texts, weights, values, int_weights)
+
+    def sorted_fields(self) -> list[tuple[str, _FieldPostings]]:
+        return sorted(self._fields.items())
 
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
-        terms = self._terms
-        for key in sorted(terms):
-            fieldname, text = key
-            held = terms.pop(key)
-            if isinstance(held, _Postings):
-                for docnum, weight, value in held:
-                    yield fieldname, text, docnum, weight, value
-            else:
-                yield fieldname, text, *held
+        """Every posting as ``(fieldname, text, docnum, weight, value)``, sorted by field,
+        term and docnum (what Whoosh's ``add_postings`` takes)."""
+        for fieldname, held in self.sorted_fields():
+            texts, sort_order, bounds = _sort_postings(held)
+            order = sort_order.tolist()
+            docnums = held.docnums
+            weights = held.weights
+            values = bytes(held.values)
+            ends = list(itertools.accumulate(held.sizes, initial=0))
+            start = 0
+            for t, end in enumerate(bounds):
+                text = texts[t]
+                for i in order[start:end]:
+                    yield fieldname, text, docnums[i], weights[i], values[ends[i] : ends[i + 1]]
+                start = end
 
     def save(self) -> None:
         """Nothing to spill: segments are kept small enough instead."""
 
     def cleanup(self) -> None:
-        self._terms.clear()
+        self._fields.clear()
+
+
+def _sort_postings(held: _FieldPostings) -> tuple[list[bytes], numpy.ndarray[Any, Any], list[int]]:
+    """``held``'s terms in order, the order of its postings (by term, then docnum, else as
+    added), and where each term's postings end in that order."""
+    by_number = list(held.numbers)
+    ranked = sorted(range(len(by_number)), key=by_number.__getitem__)
+    rank = numpy.empty(len(by_number), dtype=numpy.int64)
+    rank[ranked] = numpy.arange(len(by_number), dtype=numpy.int64)
+    ranks = rank[numpy.frombuffer(held.termnums, dtype=numpy.uint32)]
+    docnums = numpy.frombuffer(held.docnums, dtype=numpy.uint32)
+    order = numpy.lexsort((docnums, ranks))
+    bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(by_number)))
+    return [by_number[n] for n in ranked], order, bounds.tolist()
 
 
 class _Lengths:
@@ -132,6 +186,10 @@ class _Lengths:
         if len(column) <= docnum:
             column.extend(bytes(docnum + 1 - len(column)))
         column[docnum] = length_to_byte(length)
+
+    def column(self, fieldname: str) -> array[int] | None:
+        """The length bytes of ``fieldname`` by docnum (missing at the end: 0), if any."""
+        return self._bytes.get(fieldname)
 
     def doc_field_length_reader(self, fieldname: str) -> Callable[[int], int | None]:
         # What Whoosh's W3PerDocReader.doc_field_length_reader returns, from memory.
@@ -169,9 +227,341 @@ class _TellingFile:
         return getattr(self._file, name)
 
 
+# -- writing a segment's postings ------------------------------------------------------------
+
+_TERMINFO = struct.Struct("!BfIBBfII")  # W3TermInfo's fixed part
+_KEY_VALUE_LENGTHS = struct.Struct("!ii")  # before each key and value in the terms table
+_HASH_POINTER = struct.Struct("!Iq")  # a slot of the terms table's hash tables
+# Postings written to the file in one go (bounds the memory the pending bytes take).
+_WRITE_EVERY = 1 << 22
+
+
+def _can_write_fast(fieldwriter: Any) -> bool:
+    """Whether :func:`_write_postings` writes what ``fieldwriter`` would: Whoosh 3's codec
+    with nothing inlined in the terms table and MD5 hashes."""
+    codec = getattr(fieldwriter, "_codec", None)
+    return (
+        type(fieldwriter) is whoosh3.W3FieldWriter
+        and type(codec) is whoosh3.W3Codec
+        and codec._inlinelimit <= 1
+        and codec._blocklimit >= 1
+        and type(fieldwriter._tindex) is filetables.OrderedHashWriter
+        and fieldwriter._tindex.hashfn is filetables.md5_hash
+        and not fieldwriter._fieldmap
+    )
+
+
+def _write_postings(
+    fieldwriter: Any, schema: Any, pool: TermPool, lengths: _Lengths | None
+) -> None:
+    """Write ``pool``'s postings through ``fieldwriter`` (a ``W3FieldWriter``) as its
+    ``add_postings`` would, byte for byte, with a few Python calls per term instead of
+    several per posting: the same blocks (ids delta-encoded, weights and values minified,
+    pickled, compressed past the same size), the same block and term statistics, the same
+    terms table."""
+    codec = fieldwriter._codec
+    postfile = fieldwriter._postfile
+    tindex = fieldwriter._tindex
+    fieldmap = fieldwriter._fieldmap
+    blocklimit: int = codec._blocklimit
+    compression: int = codec._compression
+    min_compressed: int = whoosh3.COMPRESSION_MIN_SIZE
+    magic: bytes = whoosh3.WHOOSH3_HEADER_MAGIC
+    dumps = pickle.dumps
+    compress = zlib.compress
+    pack_block_length = _INT.pack
+    pack_terminfo = _TERMINFO.pack
+    pack_extent = _EXTENT.pack
+    pack_kv_lengths = _KEY_VALUE_LENGTHS.pack
+    md5 = hashlib.md5
+    index_append = tindex.index.append
+    buckets = tindex.buckets
+    lastkey: bytes = tindex.lastkey
+    tpos: int = tindex.dbfile.tell()
+    pos: int = postfile.tell()
+    for fieldname, held in pool.sorted_fields():
+        if not len(held):
+            continue
+        fieldobj = schema[fieldname]
+        fieldid = fieldmap[fieldname] = len(fieldmap)
+        keyprefix = _USHORT.pack(fieldid)
+        fixed = fieldobj.format.fixed_value_size()
+        texts, order, bounds = _sort_postings(held)
+        sorted_docs = numpy.frombuffer(held.docnums, dtype=numpy.uint32)[order].astype(numpy.int64)
+        docs = sorted_docs.tolist()
+        deltas = numpy.diff(sorted_docs, prepend=0).tolist()
+        raw_weights = numpy.frombuffer(held.weights, dtype=numpy.float64)[order]
+        weights = raw_weights.tolist()
+        # What Whoosh's block keeps: each weight in an array("f").
+        weights32 = raw_weights.astype(numpy.float32).astype(numpy.float64).tolist()
+        int_weights = held.int_weights
+        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32).astype(numpy.int64)
+        values = bytes(held.values)
+        fixed_values: bytes | None = None
+        if fixed is not None and fixed > 0 and bool((sizes == fixed).all()):
+            fixed_values = (
+                numpy.frombuffer(values, dtype=numpy.uint8).reshape(-1, fixed)[order].tobytes()
+            )
+        value_ends = numpy.cumsum(sizes)
+        starts = (value_ends - sizes)[order].tolist()
+        ends = value_ends[order].tolist()
+        has_empty = bool((sizes == 0).any())
+        column = lengths.column(fieldname) if lengths is not None else None
+        if column:
+            padded = numpy.zeros(max(len(column), int(sorted_docs.max()) + 1), dtype=numpy.uint8)
+            padded[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
+            lbytes: list[int] | None = padded[sorted_docs].tolist()
+        else:
+            lbytes = None
+
+        posts: list[bytes] = []
+        pending = 0
+        terms: list[bytes] = []
+        a = 0
+        for t, b in enumerate(bounds):
+            termstart = pos
+            posts.append(magic)
+            pos += 4
+            total_weight: float = 0
+            max_weight: float = 0
+            min_len: int | None = None
+            max_len = 0
+            for s in range(a, b, blocklimit):
+                e = min(s + blocklimit, b)
+                n = e - s
+                ids = (docs[s], *deltas[s + 1 : e])
+                ws = weights32[s:e]
+                if ws.count(1.0) == n:
+                    mini_weights: Any = None
+                elif ws.count(ws[0]) == n:
+                    mini_weights = ws[0]
+                else:
+                    mini_weights = tuple(ws)
+                if fixed == 0:
+                    mini_values: Any = None
+                elif fixed_values is not None:
+                    mini_values = fixed_values[s * fixed : e * fixed]  # type: ignore[operator]
+                else:
+                    found = map(values.__getitem__, map(slice, starts[s:e], ends[s:e]))
+                    if has_empty:
+                        found = filter(None, found)
+                    if fixed is None or fixed < 0:
+                        mini_values = tuple(found)
+                    else:
+                        mini_values = b"".join(found)
+                data = dumps((ids, mini_weights, mini_values), 2)
+                comp = compression if len(data) >= min_compressed else 0
+                if comp:
+                    data = compress(data, comp)
+                block_max = max(weights[s:e])
+                if not block_max > 0:
+                    block_max = 0
+                elif int_weights:
+                    block_max = int(block_max)
+                if lbytes is not None:
+                    lb = lbytes[s:e]
+                    block_maxlen = max(lb)
+                    block_minlen = min(lb) if block_maxlen else 0
+                    if not block_minlen and block_maxlen:
+                        block_minlen = min(x for x in lb if x)
+                else:
+                    block_minlen = block_maxlen = 0
+                info = dumps((n, docs[e - 1], block_max, comp, block_minlen, block_maxlen), 2)
+                size = len(info) + len(data)
+                posts.append(pack_block_length(-size if e == b else size))
+                posts.append(info)
+                posts.append(data)
+                pos += 4 + size
+                total_weight += sum(ws)
+                if block_max > max_weight:
+                    max_weight = block_max
+                if block_maxlen:
+                    if min_len is None or block_minlen < min_len:
+                        min_len = block_minlen
+                    if block_maxlen > max_len:
+                        max_len = block_maxlen
+            terminfo = pack_terminfo(
+                0, total_weight, b - a, min_len or 0, max_len, max_weight, docs[a], docs[b - 1]
+            ) + pack_extent(termstart, pos - termstart)
+            key = keyprefix + texts[t]
+            if key <= lastkey:
+                raise ValueError(f"Keys must increase: {lastkey!r}..{key!r}")
+            lastkey = key
+            index_append(tpos)
+            h = int.from_bytes(md5(key, usedforsecurity=False).digest()[-4:], "big")
+            buckets[h & 255].append((h, tpos))
+            terms.append(pack_kv_lengths(len(key), len(terminfo)))
+            terms.append(key)
+            terms.append(terminfo)
+            tpos += 8 + len(key) + len(terminfo)
+            pending += pos - termstart
+            if pending >= _WRITE_EVERY:
+                postfile.write(b"".join(posts))
+                posts.clear()
+                pending = 0
+            a = b
+        postfile.write(b"".join(posts))
+        tindex.dbfile.write(b"".join(terms))
+    tindex.lastkey = lastkey
+    if tindex.dbfile.tell() != tpos or postfile.tell() != pos:
+        raise RuntimeError("postings written out of step with the files")
+    tindex._write_hashes = lambda: _write_hashes(tindex)
+
+
+def _write_hashes(tindex: Any) -> None:
+    """``HashWriter._write_hashes``: the same tables, written one per call, not one slot."""
+    dbfile = tindex.dbfile
+    null = (0, 0)
+    for entries in tindex.buckets:
+        tablepos = dbfile.tell()
+        numslots = 2 * len(entries)
+        tindex.directory.append((tablepos, numslots))
+        table: list[tuple[int, int]] = [null] * numslots
+        for entry in entries:
+            slot = (entry[0] >> 8) % numslots
+            while table[slot] != null:
+                slot = (slot + 1) % numslots
+            table[slot] = entry
+        dbfile.write(b"".join(itertools.starmap(_HASH_POINTER.pack, table)))
+
+
+_INT = struct.Struct("!i")
+_USHORT = struct.Struct("!H")
+_EXTENT = struct.Struct("!qi")  # a term's offset and length in the postings file
+
+
+# -- analysing a document's text fields in bulk ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _BulkField:
+    """A text field whose postings :func:`_bulk_postings` computes from word lists."""
+
+    analyzer: FastAnalyzer
+    key: tuple[int, bool]  # the analyzer's index_key
+    positions: bool  # the format stores positions (else frequencies)
+    field_boost: float  # the format's
+    scorable: bool
+    by_lines: bool  # words never span a line: a text can be analysed line by line
+
+
+def _bulk_fields(schema: Any) -> dict[str, _BulkField]:
+    """The fields of ``schema`` that :func:`_bulk_postings` can index: plain ``TEXT`` with a
+    bulk-capable :class:`FastAnalyzer`, storing positions or frequencies, no vectors."""
+    found: dict[str, _BulkField] = {}
+    for name, field in schema.items():
+        analyzer = getattr(field, "analyzer", None)
+        fmt = getattr(field, "format", None)
+        if (
+            type(field) is whoosh_fields.TEXT
+            and field.indexed
+            and not field.vector
+            and isinstance(analyzer, FastAnalyzer)
+            and type(fmt) in (formats.Positions, formats.Frequency)
+        ):
+            key = analyzer.index_key()
+            if key is not None:
+                found[name] = _BulkField(
+                    analyzer=analyzer,
+                    key=key,
+                    positions=type(fmt) is formats.Positions,
+                    field_boost=float(fmt.field_boost),
+                    scorable=bool(field.scorable),
+                    by_lines=analyzer.splits_at_spaces(),
+                )
+    return found
+
+
+class _PositionsValue(dict[int, bytes]):
+    """A position -> ``Positions.encode([position])``: the value of a word seen once."""
+
+    def __missing__(self, pos: int) -> bytes:
+        value = self[pos] = _encode_positions([pos])
+        return value
+
+
+class _FrequencyValue(dict[int, bytes]):
+    """A frequency -> its value in a ``Frequency`` field (``pack_uint``)."""
+
+    def __missing__(self, freq: int) -> bytes:
+        value = self[freq] = _UINT.pack(freq)
+        return value
+
+
+def _encode_positions(positions: list[int]) -> bytes:
+    # formats.Positions.encode
+    deltas = []
+    base = 0
+    for pos in positions:
+        deltas.append(pos - base)
+        base = pos
+    return _UINT.pack(len(deltas)) + pickle.dumps(deltas, 2)
+
+
+_UINT = struct.Struct("!I")
+_SINGLE_POSITION = _PositionsValue()
+_FREQUENCY = _FrequencyValue()
+
+_Memo = dict[tuple[tuple[int, bool], str], IndexWords]
+
+
+def _words(spec: _BulkField, text: str, memo: _Memo) -> IndexWords:
+    """``spec``'s analyzer's index words for ``text``, remembered for the document (the
+    content field repeats the title and the abstract)."""
+    key = (spec.key, text)
+    words = memo.get(key)
+    if words is None:
+        found = spec.analyzer.index_words(text)
+        assert found is not None  # _bulk_fields checked
+        words = memo[key] = found
+    return words
+
+
+def _bulk_postings(
+    spec: _BulkField, value: str, boost: float, memo: _Memo
+) -> tuple[list[str], list[int], list[bytes], IndexWords | None]:
+    """What ``field.index(value)`` yields, as lists (terms not yet encoded): the terms in
+    order of first appearance, their frequencies and values; and the index words when
+    they were computed for the whole value."""
+    if not spec.positions:
+        if spec.by_lines and "\n" in value:
+            # Frequencies only: the lines' words counted line by line give the same.
+            counts: Counter[str] = Counter()
+            for line in value.split("\n"):
+                counts.update(_words(spec, line, memo).stems)
+            whole = None
+        else:
+            whole = _words(spec, value, memo)
+            counts = Counter(whole.stems)
+        freqs = list(counts.values())
+        return list(counts), freqs, list(map(_FREQUENCY.__getitem__, freqs)), whole
+    whole = _words(spec, value, memo)
+    stems = whole.stems
+    positions = whole.positions
+    counts = Counter(stems)
+    terms = list(counts)
+    freqs = list(counts.values())
+    if len(terms) == len(stems):  # every word once: positions in order
+        values = list(map(_SINGLE_POSITION.__getitem__, positions))
+    else:
+        seen: dict[str, list[int]] = {}
+        for stem, pos in zip(stems, positions, strict=True):
+            held = seen.get(stem)
+            if held is None:
+                seen[stem] = [pos]
+            else:
+                held.append(pos)
+        values = [
+            _SINGLE_POSITION[p[0]] if len(p) == 1 else _encode_positions(p) for p in seen.values()
+        ]
+    return terms, freqs, values, whole
+
+
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
-    """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory, and
-    position-keeping segment files."""
+    """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory,
+    position-keeping segment files, text fields analysed in bulk (see
+    :meth:`add_document`) and postings written a term at a time (:func:`_write_postings`).
+    """
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
@@ -179,6 +569,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         whoosh_pool.cleanup()
         self.pool: TermPool = TermPool()
         self._lengths = _Lengths()
+        self._bulk = _bulk_fields(self.schema)
         perdoc = self.perdocwriter
         whoosh_add_field = perdoc.add_field
 
@@ -194,11 +585,113 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
             if structfile is not None and hasattr(structfile, "file"):
                 structfile.file = _TellingFile(structfile.file)
 
+    def add_document(self, **fields: Any) -> None:
+        """``SegmentWriter.add_document``, step by step, except that a text field of
+        :func:`_bulk_fields` given a string gets its postings from
+        :func:`_bulk_postings` (lists, no Token per word; the title and abstract words
+        reused for the content field), and that the postings reach the pool a field at a
+        time, once the whole document went through (Whoosh's leaves a failed document's
+        postings in the pool)."""
+        self._check_state()
+        schema = self.schema
+        docnum = self.docnum
+        perdoc = self.perdocwriter
+        bulk = self._bulk
+        docboost = self._doc_boost(fields)
+        fieldnames = sorted([name for name in fields if not name.startswith("_")])
+        self._check_fields(schema, fieldnames)
+        postings: list[tuple[str, int, list[bytes], list[float], list[bytes], bool]] = []
+        memo: _Memo = {}
+        vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
+        perdoc.start_doc(docnum)
+        try:
+            for fieldname in fieldnames:
+                value = fields.get(fieldname)
+                if value is None:
+                    continue
+                field = schema[fieldname]
+                length = 0
+                words: IndexWords | None = None
+                spec = bulk.get(fieldname)
+                if field.indexed:
+                    fieldboost = self._field_boost(fields, fieldname, docboost)
+                    if spec is not None and isinstance(value, str):
+                        terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
+                        texts = list(map(str.encode, terms))
+                        boost = spec.field_boost
+                        if boost == 1.0 and fieldboost == 1.0:
+                            weights = list(map(float, freqs))
+                        else:
+                            weights = [float(f) * boost * fieldboost for f in freqs]
+                        if spec.scorable:
+                            length = sum(freqs)
+                    else:
+                        texts, weights, values = [], [], []
+                        scorable = field.scorable
+                        for tbytes, freq, weight, vb in field.index(value):
+                            texts.append(tbytes)
+                            weights.append(weight * fieldboost)
+                            values.append(vb)
+                            if scorable:
+                                length += freq
+                    if values:
+                        vbytes = values[-1]
+                    postings.append((fieldname, docnum, texts, weights, values, False))
+
+                if field.separate_spelling():
+                    spellfield = field.spelling_fieldname(fieldname)
+                    if spec is not None and isinstance(value, str):
+                        if words is None:
+                            words = _words(spec, value, memo)
+                        spell = sorted(set(words.unstemmed))
+                    else:
+                        spell = list(field.spellable_words(value))
+                    if spell:
+                        if vbytes is None:
+                            raise UnboundLocalError("no posting value for spelling words")
+                        # Whoosh posts spelling words to document 0, once per document
+                        # having them (their count is all it reads).
+                        postings.append(
+                            (
+                                spellfield,
+                                0,
+                                list(map(str.encode, spell)),
+                                [1] * len(spell),
+                                [vbytes] * len(spell),
+                                True,
+                            )
+                        )
+
+                vformat = field.vector
+                if vformat:
+                    vitems = vformat.word_values(value, field.analyzer, mode="index")
+                    vitems = sorted((text, weight, vb) for text, _, weight, vb in vitems)
+                    perdoc.add_vector_items(fieldname, field, vitems)
+
+                customval = fields.get(f"_stored_{fieldname}", value)
+                perdoc.add_field(fieldname, field, customval if field.stored else None, length)
+                column = field.column_type
+                if column and customval is not None:
+                    perdoc.add_column_value(fieldname, column, field.to_column_value(customval))
+        except ValueError:
+            perdoc.cancel_doc()
+            raise
+
+        perdoc.finish_doc()
+        add_many = self.pool.add_many
+        for fieldname, postdoc, texts, weights, values, int_weights in postings:
+            add_many(fieldname, postdoc, texts, weights, values, int_weights)
+        self._added = True
+        self.docnum += 1
+
     def _flush_segment(self) -> None:
         # SegmentWriter._flush_segment, with the lengths from memory.
         self.perdocwriter.close()
         lengths = self._lengths if self.codec.length_stats else None
-        self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
+        if _can_write_fast(self.fieldwriter):
+            _write_postings(self.fieldwriter, self.schema, self.pool, lengths)
+        else:
+            self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
         self.fieldwriter.close()
 
 
