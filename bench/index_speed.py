@@ -65,6 +65,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--tmp", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--keep", action="store_true", help="keep the index built")
+    parser.add_argument(
+        "--src", type=Path, default=REPO / "src", help="the pubsearch sources to run (a baseline)"
+    )
     parser.add_argument("--verbose", action="store_true", help="print time -v's output")
     args = parser.parse_args()
 
@@ -74,7 +77,7 @@ def main() -> None:
     count = sum(1 for _ in gzip.open(slice_path, "rb"))
     index_dir = Path(tempfile.mkdtemp(prefix="pubsearch-bench-index-", dir=args.tmp))
     pubsearch = Path(sys.executable).parent / "pubsearch"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env = dict(os.environ, PYTHONPATH=str(args.src.resolve()))
     command = ["/usr/bin/time", "-v", str(pubsearch), "index", "--index", str(index_dir)]
     command += ["--workers", str(args.workers), str(slice_path)]
     started = time.monotonic()

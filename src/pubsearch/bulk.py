@@ -13,6 +13,7 @@ and it uses one core. Here:
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 import multiprocessing
@@ -259,72 +260,213 @@ def _write_postings(
     several per posting: the same blocks (ids delta-encoded, weights and values minified,
     pickled, compressed past the same size), the same block and term statistics, the same
     terms table."""
-    codec = fieldwriter._codec
+    terms = _TermsTable(fieldwriter._tindex)
     postfile = fieldwriter._postfile
-    tindex = fieldwriter._tindex
     fieldmap = fieldwriter._fieldmap
-    blocklimit: int = codec._blocklimit
-    compression: int = codec._compression
-    min_compressed: int = whoosh3.COMPRESSION_MIN_SIZE
-    magic: bytes = whoosh3.WHOOSH3_HEADER_MAGIC
-    dumps = pickle.dumps
-    compress = zlib.compress
-    pack_block_length = _INT.pack
-    pack_terminfo = _TERMINFO.pack
-    pack_extent = _EXTENT.pack
-    pack_kv_lengths = _KEY_VALUE_LENGTHS.pack
-    md5 = hashlib.md5
-    index_append = tindex.index.append
-    buckets = tindex.buckets
-    lastkey: bytes = tindex.lastkey
-    tpos: int = tindex.dbfile.tell()
     pos: int = postfile.tell()
     for fieldname, held in pool.sorted_fields():
         if not len(held):
             continue
-        fieldobj = schema[fieldname]
         fieldid = fieldmap[fieldname] = len(fieldmap)
+        column = lengths.column(fieldname) if lengths is not None else None
+        blocks = _FieldBlocks(fieldwriter._codec, schema[fieldname].format, held, column)
         keyprefix = _USHORT.pack(fieldid)
-        fixed = fieldobj.format.fixed_value_size()
-        texts, order, bounds = _sort_postings(held)
-        sorted_docs = numpy.frombuffer(held.docnums, dtype=numpy.uint32)[order].astype(numpy.int64)
+        for texts, posts, infos in blocks.chunks(pos):
+            postfile.write(posts)
+            pos += len(posts)
+            terms.add(keyprefix, texts, infos)
+    terms.finish()
+    if postfile.tell() != pos:
+        raise RuntimeError("postings written out of step with the file")
+
+
+class _TermsTable:
+    """Rows added to a ``W3FieldWriter``'s terms table (an ``OrderedHashWriter``) as its
+    ``add`` adds them, many at a time, and its hash tables written a table at a time."""
+
+    def __init__(self, tindex: Any) -> None:
+        self._tindex = tindex
+        self._pos: int = tindex.dbfile.tell()
+        self._lastkey: bytes = tindex.lastkey
+
+    def add(self, keyprefix: bytes, texts: list[bytes], infos: list[bytes]) -> None:
+        tindex = self._tindex
+        index_append = tindex.index.append
+        buckets = tindex.buckets
+        md5 = hashlib.md5
+        pack_lengths = _KEY_VALUE_LENGTHS.pack
+        lastkey = self._lastkey
+        tpos = self._pos
+        rows: list[bytes] = []
+        for text, info in zip(texts, infos, strict=True):
+            key = keyprefix + text
+            if key <= lastkey:
+                raise ValueError(f"Keys must increase: {lastkey!r}..{key!r}")
+            lastkey = key
+            index_append(tpos)
+            # filetables.md5_hash: the digest's low 32 bits
+            h = int.from_bytes(md5(key, usedforsecurity=False).digest()[-4:], "big")
+            buckets[h & 255].append((h, tpos))
+            rows.append(pack_lengths(len(key), len(info)))
+            rows.append(key)
+            rows.append(info)
+            tpos += 8 + len(key) + len(info)
+        tindex.dbfile.write(b"".join(rows))
+        self._lastkey = lastkey
+        self._pos = tpos
+
+    def finish(self) -> None:
+        tindex = self._tindex
+        tindex.lastkey = self._lastkey
+        if tindex.dbfile.tell() != self._pos:
+            raise RuntimeError("terms written out of step with the file")
+        tindex._write_hashes = lambda: _write_hashes(tindex)
+
+
+# Postings a chunk of terms spans (bounds the Python lists made from the numpy arrays).
+_CHUNK_POSTINGS = 1 << 17
+# Pickled block infos and single-posting blocks remembered, per field, for reuse (a
+# document's rare terms share them).
+_BLOCK_CACHE_LIMIT = 1 << 16
+
+
+class _FieldBlocks:
+    """One field's postings, sorted, turned into W3 blocks (``W3PostingsWriter``) and term
+    infos (``W3TermInfo.to_bytes``) a chunk of terms at a time."""
+
+    def __init__(self, codec: Any, fmt: Any, held: _FieldPostings, column: Any) -> None:
+        self.blocklimit: int = codec._blocklimit
+        self.compression: int = codec._compression
+        self.fixed: int | None = fmt.fixed_value_size()
+        self.int_weights = held.int_weights
+        self.texts, order, self.bounds = _sort_postings(held)
+        self.docs = numpy.frombuffer(held.docnums, dtype=numpy.uint32)[order].astype(numpy.int64)
+        self.weights = numpy.frombuffer(held.weights, dtype=numpy.float64)[order]
+        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32).astype(numpy.int64)
+        self.has_empty = bool((sizes == 0).any())
+        self.values = bytes(held.values)
+        fixed = self.fixed
+        self.fixed_values: bytes | None = None
+        if fixed is not None and fixed > 0 and not self.has_empty and bool((sizes == fixed).all()):
+            self.fixed_values = (
+                numpy.frombuffer(self.values, dtype=numpy.uint8).reshape(-1, fixed)[order].tobytes()
+            )
+            self.values = b""
+        value_ends = numpy.cumsum(sizes)
+        self.starts = (value_ends - sizes)[order]
+        self.ends = value_ends[order]
+        self.lbytes: numpy.ndarray[Any, Any] | None = None
+        if column:
+            top = max(len(column), int(self.docs.max()) + 1)
+            padded = numpy.zeros(top, dtype=numpy.uint8)
+            padded[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
+            self.lbytes = padded[self.docs]
+        self.info_cache: dict[tuple[Any, ...], bytes] = {}
+        self.data_cache: dict[tuple[Any, ...], bytes] = {}
+
+    def chunks(self, pos: int) -> Iterator[tuple[list[bytes], bytes, list[bytes]]]:
+        """For each chunk of terms, from postings file offset ``pos`` on: their texts, their
+        postings' bytes, and their term infos."""
+        bounds = self.bounds
+        first = 0
+        while first < len(bounds):
+            a = bounds[first - 1] if first else 0
+            last = first
+            while last + 1 < len(bounds) and bounds[last + 1] - a <= _CHUNK_POSTINGS:
+                last += 1
+            posts, infos = self._chunk(first, last + 1, a, pos)
+            yield self.texts[first : last + 1], posts, infos
+            pos += len(posts)
+            first = last + 1
+
+    def _chunk(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
+        """Terms ``first`` to ``stop`` (their postings from ``a0`` on) written from ``pos``."""
+        b0 = self.bounds[stop - 1]
+        sorted_docs = self.docs[a0:b0]
         docs = sorted_docs.tolist()
         deltas = numpy.diff(sorted_docs, prepend=0).tolist()
-        raw_weights = numpy.frombuffer(held.weights, dtype=numpy.float64)[order]
+        raw_weights = self.weights[a0:b0]
         weights = raw_weights.tolist()
-        # What Whoosh's block keeps: each weight in an array("f").
+        # What Whoosh's block holds: each weight kept in an array("f").
         weights32 = raw_weights.astype(numpy.float32).astype(numpy.float64).tolist()
-        int_weights = held.int_weights
-        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32).astype(numpy.int64)
-        values = bytes(held.values)
-        fixed_values: bytes | None = None
-        if fixed is not None and fixed > 0 and bool((sizes == fixed).all()):
-            fixed_values = (
-                numpy.frombuffer(values, dtype=numpy.uint8).reshape(-1, fixed)[order].tobytes()
-            )
-        value_ends = numpy.cumsum(sizes)
-        starts = (value_ends - sizes)[order].tolist()
-        ends = value_ends[order].tolist()
-        has_empty = bool((sizes == 0).any())
-        column = lengths.column(fieldname) if lengths is not None else None
-        if column:
-            padded = numpy.zeros(max(len(column), int(sorted_docs.max()) + 1), dtype=numpy.uint8)
-            padded[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
-            lbytes: list[int] | None = padded[sorted_docs].tolist()
-        else:
-            lbytes = None
-
+        lbytes = self.lbytes[a0:b0].tolist() if self.lbytes is not None else None
+        fixed = self.fixed
+        fixed_values = self.fixed_values
+        values = self.values
+        starts = self.starts[a0:b0].tolist()
+        ends = self.ends[a0:b0].tolist()
+        has_empty = self.has_empty
+        tuple_values = fixed is None or fixed < 0
+        cache_data = fixed is not None and fixed >= 0  # small values, repeated in a document
+        int_weights = self.int_weights
+        blocklimit = self.blocklimit
+        compression = self.compression
+        min_compressed: int = whoosh3.COMPRESSION_MIN_SIZE
+        magic: bytes = whoosh3.WHOOSH3_HEADER_MAGIC
+        dumps = pickle.dumps
+        compress = zlib.compress
+        pack_size = _INT.pack
+        pack_terminfo = _TERMINFO.pack
+        pack_extent = _EXTENT.pack
+        info_cache = self.info_cache
+        data_cache = self.data_cache
+        if len(info_cache) > _BLOCK_CACHE_LIMIT:
+            info_cache.clear()
+        if len(data_cache) > _BLOCK_CACHE_LIMIT:
+            data_cache.clear()
         posts: list[bytes] = []
-        pending = 0
-        terms: list[bytes] = []
+        infos: list[bytes] = []
         a = 0
-        for t, b in enumerate(bounds):
+        for b in self.bounds[first:stop]:
+            b -= a0
             termstart = pos
+            if b - a == 1:
+                # One posting (most terms): one block, its statistics the posting's.
+                doc = docs[a]
+                w32 = weights32[a]
+                mini_weights: Any = None if w32 == 1.0 else w32
+                if fixed == 0:
+                    mini_values: Any = None
+                elif fixed_values is not None:
+                    mini_values = fixed_values[a * fixed : b * fixed]  # type: ignore[operator]
+                else:
+                    value = values[starts[a] : ends[a]]
+                    if tuple_values:
+                        mini_values = (value,) if value or not has_empty else ()
+                    else:
+                        mini_values = value
+                key = (doc, mini_weights, mini_values)
+                data = data_cache.get(key) if cache_data else None
+                if data is None:
+                    data = dumps(((doc,), mini_weights, mini_values), 2)
+                    if compression and len(data) >= min_compressed:
+                        data = compress(data, compression)
+                    if cache_data:
+                        data_cache[key] = data
+                comp = compression if data[:1] != b"\x80" else 0
+                weight = weights[a]
+                block_max: Any = (int(weight) if int_weights else weight) if weight > 0 else 0
+                length_byte = lbytes[a] if lbytes is not None else 0
+                info_key = (doc, block_max, comp, length_byte)
+                info = info_cache.get(info_key)
+                if info is None:
+                    info = info_cache[info_key] = dumps(
+                        (1, doc, block_max, comp, length_byte, length_byte), 2
+                    )
+                size = len(info) + len(data)
+                posts += (magic, pack_size(-size), info, data)
+                pos += 8 + size
+                infos.append(
+                    pack_terminfo(0, w32, 1, length_byte, length_byte, block_max, doc, doc)
+                    + pack_extent(termstart, 8 + size)
+                )
+                a = b
+                continue
             posts.append(magic)
             pos += 4
             total_weight: float = 0
-            max_weight: float = 0
-            min_len: int | None = None
+            max_weight: Any = 0
+            min_len = 0
             max_len = 0
             for s in range(a, b, blocklimit):
                 e = min(s + blocklimit, b)
@@ -332,23 +474,20 @@ def _write_postings(
                 ids = (docs[s], *deltas[s + 1 : e])
                 ws = weights32[s:e]
                 if ws.count(1.0) == n:
-                    mini_weights: Any = None
+                    mini_weights = None
                 elif ws.count(ws[0]) == n:
                     mini_weights = ws[0]
                 else:
                     mini_weights = tuple(ws)
                 if fixed == 0:
-                    mini_values: Any = None
+                    mini_values = None
                 elif fixed_values is not None:
                     mini_values = fixed_values[s * fixed : e * fixed]  # type: ignore[operator]
                 else:
                     found = map(values.__getitem__, map(slice, starts[s:e], ends[s:e]))
                     if has_empty:
                         found = filter(None, found)
-                    if fixed is None or fixed < 0:
-                        mini_values = tuple(found)
-                    else:
-                        mini_values = b"".join(found)
+                    mini_values = tuple(found) if tuple_values else b"".join(found)
                 data = dumps((ids, mini_weights, mini_values), 2)
                 comp = compression if len(data) >= min_compressed else 0
                 if comp:
@@ -361,51 +500,31 @@ def _write_postings(
                 if lbytes is not None:
                     lb = lbytes[s:e]
                     block_maxlen = max(lb)
-                    block_minlen = min(lb) if block_maxlen else 0
+                    block_minlen = min(lb)
                     if not block_minlen and block_maxlen:
                         block_minlen = min(x for x in lb if x)
                 else:
                     block_minlen = block_maxlen = 0
                 info = dumps((n, docs[e - 1], block_max, comp, block_minlen, block_maxlen), 2)
                 size = len(info) + len(data)
-                posts.append(pack_block_length(-size if e == b else size))
-                posts.append(info)
-                posts.append(data)
+                posts += (pack_size(-size if e == b else size), info, data)
                 pos += 4 + size
                 total_weight += sum(ws)
                 if block_max > max_weight:
                     max_weight = block_max
                 if block_maxlen:
-                    if min_len is None or block_minlen < min_len:
+                    if not min_len or block_minlen < min_len:
                         min_len = block_minlen
                     if block_maxlen > max_len:
                         max_len = block_maxlen
-            terminfo = pack_terminfo(
-                0, total_weight, b - a, min_len or 0, max_len, max_weight, docs[a], docs[b - 1]
-            ) + pack_extent(termstart, pos - termstart)
-            key = keyprefix + texts[t]
-            if key <= lastkey:
-                raise ValueError(f"Keys must increase: {lastkey!r}..{key!r}")
-            lastkey = key
-            index_append(tpos)
-            h = int.from_bytes(md5(key, usedforsecurity=False).digest()[-4:], "big")
-            buckets[h & 255].append((h, tpos))
-            terms.append(pack_kv_lengths(len(key), len(terminfo)))
-            terms.append(key)
-            terms.append(terminfo)
-            tpos += 8 + len(key) + len(terminfo)
-            pending += pos - termstart
-            if pending >= _WRITE_EVERY:
-                postfile.write(b"".join(posts))
-                posts.clear()
-                pending = 0
+            infos.append(
+                pack_terminfo(
+                    0, total_weight, b - a, min_len, max_len, max_weight, docs[a], docs[b - 1]
+                )
+                + pack_extent(termstart, pos - termstart)
+            )
             a = b
-        postfile.write(b"".join(posts))
-        tindex.dbfile.write(b"".join(terms))
-    tindex.lastkey = lastkey
-    if tindex.dbfile.tell() != tpos or postfile.tell() != pos:
-        raise RuntimeError("postings written out of step with the files")
-    tindex._write_hashes = lambda: _write_hashes(tindex)
+        return b"".join(posts), infos
 
 
 def _write_hashes(tindex: Any) -> None:
@@ -557,6 +676,34 @@ def _bulk_postings(
     return terms, freqs, values, whole
 
 
+# Freed memory glibc keeps at the top of the heap instead of handing it back.
+_TRIM_THRESHOLD = 64 << 20
+_M_TRIM_THRESHOLD = -1  # mallopt's parameter number
+
+
+def _keep_freed_memory() -> None:
+    """Have glibc keep up to :data:`_TRIM_THRESHOLD` of freed memory rather than return it
+    to the system at once. Every ``zlib.compress`` (Whoosh compresses each postings block
+    and each document's stored fields) allocates about 270 kB and frees it: with glibc's
+    default threshold (128 kB) that memory goes back to the system after each call and is
+    faulted in page by page on the next, which made a call on 100 bytes cost 200 µs, not
+    15. Elsewhere than glibc, nothing changes."""
+    global _memory_kept
+    if _memory_kept:
+        return
+    _memory_kept = True
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+
+
+_memory_kept = False
+
+
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
     """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory,
     position-keeping segment files, text fields analysed in bulk (see
@@ -565,6 +712,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
+        _keep_freed_memory()
         whoosh_pool: Any = self.pool
         whoosh_pool.cleanup()
         self.pool: TermPool = TermPool()
