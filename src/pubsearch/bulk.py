@@ -392,6 +392,8 @@ class _FieldBlocks:
         lbytes = self.lbytes[a0:b0].tolist() if self.lbytes is not None else None
         fixed = self.fixed
         fixed_values = self.fixed_values
+        if fixed_values is not None:
+            fixed_values = fixed_values[a0 * fixed : b0 * fixed]  # type: ignore[operator]
         values = self.values
         starts = self.starts[a0:b0].tolist()
         ends = self.ends[a0:b0].tolist()
