@@ -172,12 +172,16 @@ def _index_facts(index_dir: Path) -> dict[str, Any]:
             for name in ("author_facet", "subject_facet", "year")
         }
         with ix.searcher() as searcher:
+            # Equal scores come in docnum order: by id here.
             facts["searches"] = {
-                q: [
-                    (ids[hit.docnum], round(hit.score, 9))
-                    for hit in searcher.search(QueryParser("content", schema).parse(q), limit=None)
-                ]
+                q: sorted(
+                    (
+                        (-round(hit.score, 9), ids[hit.docnum])
+                        for hit in searcher.search(parsed, limit=None)
+                    ),
+                )
                 for q in _QUERIES
+                for parsed in [QueryParser("content", schema).parse(q)]
             }
     ix.close()
     return facts

@@ -41,44 +41,52 @@ class _Plan:
     stemmer: Any  # a Stemmer.Stemmer, or None for no stemming
     ignore: frozenset[str]
     ascii_lower_identity: bool  # the charmap maps no lower-case ASCII character
+    drops: bool = True  # the chain has a stop filter (which may drop words)
     # Per-word results for indexing in bulk, shared by equal chains (set once made).
     caches: _WordCaches | None = field(default=None, compare=False)
 
 
 def _plan_for(items: list[Any]) -> _Plan | None:
-    """How to run ``items`` in bulk, or None when they are not the chain this supports."""
-    if len(items) != 5:
+    """How to run ``items`` in bulk, or None when they are not a chain this supports:
+    ``RegexTokenizer | LowercaseFilter | CharsetFilter``, then a ``StopFilter`` or not, then
+    a ``PyStemmerFilter`` or not."""
+    if len(items) < 3:
         return None
-    tokenizer, lower, charset, stop, stem = items
+    tokenizer, lower, charset, *rest = items
+    stop = rest.pop(0) if rest and type(rest[0]) is analysis.StopFilter else None
+    stem = rest.pop(0) if rest and type(rest[0]) is analysis.PyStemmerFilter else None
     ok = (
-        type(tokenizer) is analysis.RegexTokenizer
+        not rest
+        and type(tokenizer) is analysis.RegexTokenizer
         and not tokenizer.gaps
         and not tokenizer.expression.groups  # findall must return whole matches
         and type(lower) is analysis.LowercaseFilter
         and type(charset) is analysis.CharsetFilter
-        and type(stop) is analysis.StopFilter
-        and type(stem) is analysis.PyStemmerFilter
     )
     if not ok:
         return None
-    import Stemmer
+    stemmer = None
+    if stem is not None:
+        import Stemmer
 
-    stemmer = Stemmer.Stemmer(stem.lang)
-    stemmer.maxCacheSize = max(int(stem.cachesize or 0), 0)
+        stemmer = Stemmer.Stemmer(stem.lang)
+        stemmer.maxCacheSize = max(int(stem.cachesize or 0), 0)
     plan = _Plan(
         pattern=tokenizer.expression,
         charmap=charset.charmap,
-        stops=frozenset(stop.stops),
-        minsize=stop.min,
-        maxsize=stop.max,
-        renumber=stop.renumber,
+        # No stop filter: nothing dropped, positions one by one.
+        stops=frozenset(stop.stops) if stop else frozenset(),
+        minsize=stop.min if stop else 0,
+        maxsize=stop.max if stop else None,
+        renumber=stop.renumber if stop else True,
         stemmer=stemmer,
-        ignore=frozenset(stem.ignore),
+        ignore=frozenset(stem.ignore) if stem else frozenset(),
         ascii_lower_identity=all(
             chr(c).translate(charset.charmap) == chr(c) for c in range(128) if not chr(c).isupper()
         ),
+        drops=stop is not None,
     )
-    object.__setattr__(plan, "caches", _caches_for(plan, stem.lang))
+    object.__setattr__(plan, "caches", _caches_for(plan, stem.lang if stem else None))
     return plan
 
 
@@ -164,7 +172,7 @@ _WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None]
 _CACHES: dict[tuple[Any, ...], _WordCaches] = {}
 
 
-def _caches_for(plan: _Plan, stem_lang: str) -> _WordCaches:
+def _caches_for(plan: _Plan, stem_lang: str | None) -> _WordCaches:
     charmap = plan.charmap
     charmap_key = frozenset(charmap.items()) if isinstance(charmap, dict) else id(charmap)
     key = (
@@ -176,6 +184,7 @@ def _caches_for(plan: _Plan, stem_lang: str) -> _WordCaches:
         plan.maxsize,
         stem_lang,
         plan.ignore,
+        plan.drops,
     )
     caches = _CACHES.get(key)
     if caches is None:
@@ -198,23 +207,29 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
     filter's ``minsize`` is at least 1 (else an empty word could be kept; such a chain
     takes :func:`_index_words_plain`).
     """
-    if plan.minsize < 1 or plan.caches is None:
+    if (plan.drops and plan.minsize < 1) or plan.caches is None:
         return _index_words_plain(plan, value)
     folds, stems, chunks = plan.caches
     if chunks is not None:
         folded = list(chain.from_iterable(map(chunks.__getitem__, value.split())))
     else:
         folded = list(map(folds.__getitem__, plan.pattern.findall(value)))
-    kept = list(filter(None, folded))
     positions: Sequence[int]
-    if plan.renumber:
+    if not plan.drops:  # no stop filter: every word kept, even one folded to nothing
+        kept = folded
+        positions = range(len(kept))
+    elif plan.renumber:
+        kept = list(filter(None, folded))
         first = 0
         if kept:
             while not folded[first]:
                 first += 1
         positions = range(first, first + len(kept))
     else:
+        kept = list(filter(None, folded))
         positions = [pos for pos, word in enumerate(folded) if word]
+    if plan.stemmer is None:
+        return IndexWords(unstemmed=kept, stems=kept, positions=positions)
     return IndexWords(unstemmed=kept, stems=list(map(stems.__getitem__, kept)), positions=positions)
 
 
@@ -238,7 +253,9 @@ def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
         positions = range(first, first + len(kept))
     else:
         positions = [pos for pos, _ in pairs]
-    if plan.ignore:
+    if plan.stemmer is None:
+        stems = kept
+    elif plan.ignore:
         ignore = plan.ignore
         stems = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
     else:
