@@ -276,11 +276,14 @@ def test_term_pool_sorts_by_field_term_and_document() -> None:
     pool.add(("e", b"b", 1, 1.0, b"yz"))
     pool.add(("e", b"b", 0, 1.0, b""))  # out of document order, as a merge may add it
     pool.add_many("e", 2, [b"c", b"a"], [1.0, 3.0], [b"", b"pq"])
+    pool.add_many("e", 3, ["b", "é"], [2.0, 1.0], [b"rs", b""])  # texts, as the bulk path adds
     assert list(pool.iter_postings()) == [
         ("e", b"a", 2, 3.0, b"pq"),
         ("e", b"b", 0, 1.0, b""),
         ("e", b"b", 1, 1.0, b"yz"),
+        ("e", b"b", 3, 2.0, b"rs"),
         ("e", b"c", 2, 1.0, b""),
+        ("e", "é".encode(), 3, 1.0, b""),
         ("f", b"a", 0, 1.0, b"x"),
         ("f", b"a", 3, 2.0, b""),
     ]

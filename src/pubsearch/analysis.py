@@ -90,14 +90,37 @@ def _plan_for(items: list[Any]) -> _Plan | None:
     return plan
 
 
-@dataclass(frozen=True)
 class IndexWords:
-    """The tokens of one text as indexing sees them: their texts before stemming
-    (``no_morph``: what spelling keeps) and after, and their positions."""
+    """The tokens of one text as indexing sees them: their texts (``stems``) and positions,
+    and, computed when asked, their texts before stemming (``no_morph``: what spelling
+    keeps)."""
 
-    unstemmed: list[str]
-    stems: list[str]
-    positions: Sequence[int]
+    __slots__ = ("_plan", "_text", "_unstemmed", "positions", "stems")
+
+    def __init__(
+        self,
+        stems: list[str],
+        positions: Sequence[int],
+        unstemmed: list[str] | None = None,
+        plan: _Plan | None = None,
+        text: str = "",
+    ) -> None:
+        self.stems = stems
+        self.positions = positions
+        self._unstemmed = unstemmed
+        self._plan = plan
+        self._text = text
+
+    def unstemmed(self) -> list[str]:
+        if self._unstemmed is None:
+            plan = self._plan
+            assert plan is not None and plan.caches is not None
+            chunks = plan.caches[2]
+            assert chunks is not None  # made by _index_words from the runs' caches
+            # The kept words are the non-empty folded ones (the stop filter drops words).
+            pieces = map(chunks.__getitem__, self._text.split())
+            self._unstemmed = list(filter(None, chain.from_iterable(pieces)))
+        return self._unstemmed
 
 
 # Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
@@ -164,11 +187,33 @@ class _ChunkCache(dict[str, tuple[str, ...]]):
         return words
 
 
+class _StemChunkCache(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> the stems of its kept words; and in ``leads``, the
+    run -> its number of words and the index of its first kept word (-1 for none)."""
+
+    def __init__(self, chunks: _ChunkCache, stems: _StemCache) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._stems = stems
+        self.leads: dict[str, tuple[int, int]] = {}
+
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        folded = self._chunks[chunk]
+        kept = [w for w in folded if w]
+        stems = tuple(map(self._stems.__getitem__, kept))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+            self.leads.clear()
+        self[chunk] = stems
+        self.leads[chunk] = (len(folded), folded.index(kept[0]) if kept else -1)
+        return stems
+
+
 # Tokenizer patterns known to match no white space and to look at nothing around a match.
 _SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
 
 # Caches shared by the plans of equal chains (title, abstract and content analyzers).
-_WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None]
+_WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None, _StemChunkCache | None]
 _CACHES: dict[tuple[Any, ...], _WordCaches] = {}
 
 
@@ -192,8 +237,14 @@ def _caches_for(plan: _Plan, stem_lang: str | None) -> _WordCaches:
         space_free = plan.pattern.pattern in _SPACE_FREE_PATTERNS and not (
             plan.pattern.flags & re.VERBOSE
         )
+        stems = _StemCache(plan)
         chunks = _ChunkCache(plan, folds) if space_free else None
-        caches = _CACHES[key] = (folds, _StemCache(plan), chunks)
+        stem_chunks = (
+            _StemChunkCache(chunks, stems)
+            if chunks is not None and plan.drops and plan.minsize >= 1 and plan.stemmer
+            else None
+        )
+        caches = _CACHES[key] = (folds, stems, chunks, stem_chunks)
     return caches
 
 
@@ -202,14 +253,30 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
     with and without stemming, without a Token per word.
 
     Each word's folding, stop test and stem are looked up in caches (the same per word
-    wherever it occurs), which turns the per-word work into C-level ``map`` calls. A
-    dropped word folds to "", so the kept ones are the non-empty ones: right when the stop
-    filter's ``minsize`` is at least 1 (else an empty word could be kept; such a chain
-    takes :func:`_index_words_plain`).
+    wherever it occurs), which turns the per-word work into C-level ``map`` calls; for a
+    pattern that cannot span white space, per white-space separated run. A dropped word
+    folds to "", so the kept ones are the non-empty ones: right when the stop filter's
+    ``minsize`` is at least 1 (else an empty word could be kept; such a chain takes
+    :func:`_index_words_plain`).
     """
     if (plan.drops and plan.minsize < 1) or plan.caches is None:
         return _index_words_plain(plan, value)
-    folds, stems, chunks = plan.caches
+    folds, stems, chunks, stem_chunks = plan.caches
+    if stem_chunks is not None and plan.renumber:
+        # Stems straight from each run; the first position is the number of words before
+        # the first kept one.
+        pieces = value.split()
+        found = list(chain.from_iterable(map(stem_chunks.__getitem__, pieces)))
+        first = 0
+        if found:
+            leads = stem_chunks.leads
+            for piece in pieces:
+                count, lead = leads.get(piece) or _lead(stem_chunks, piece)
+                if lead >= 0:
+                    first += lead
+                    break
+                first += count
+        return IndexWords(found, range(first, first + len(found)), plan=plan, text=value)
     if chunks is not None:
         folded = list(chain.from_iterable(map(chunks.__getitem__, value.split())))
     else:
@@ -229,8 +296,15 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
         kept = list(filter(None, folded))
         positions = [pos for pos, word in enumerate(folded) if word]
     if plan.stemmer is None:
-        return IndexWords(unstemmed=kept, stems=kept, positions=positions)
-    return IndexWords(unstemmed=kept, stems=list(map(stems.__getitem__, kept)), positions=positions)
+        return IndexWords(kept, positions, unstemmed=kept)
+    return IndexWords(list(map(stems.__getitem__, kept)), positions, unstemmed=kept)
+
+
+def _lead(stem_chunks: _StemChunkCache, piece: str) -> tuple[int, int]:
+    """``stem_chunks.leads[piece]``, once more after the cache was cleared meanwhile."""
+    stem_chunks.pop(piece, None)
+    stem_chunks[piece]  # noqa: B018  # computes both
+    return stem_chunks.leads[piece]
 
 
 def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
@@ -260,7 +334,7 @@ def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
         stems = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
     else:
         stems = plan.stemmer.stemWords(kept)
-    return IndexWords(unstemmed=kept, stems=stems, positions=positions)
+    return IndexWords(stems, positions, unstemmed=kept)
 
 
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy

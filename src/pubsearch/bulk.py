@@ -58,9 +58,11 @@ class _FieldPostings:
     __slots__ = ("docnums", "int_weights", "numbers", "sizes", "termnums", "values", "weights")
 
     def __init__(self) -> None:
-        # Term text -> number, given in order of first appearance (the dict keeps that
-        # order, so ``list(numbers)`` is the terms by number).
-        self.numbers: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+        # Term -> number, given in order of first appearance (the dict keeps that order, so
+        # ``list(numbers)`` is the terms by number). A term is its bytes, or its text when
+        # the bulk path adds it (a stem from the analyzer's cache: its hash is kept, and
+        # it is encoded once, when written); both forms of a term get the same rank.
+        self.numbers: defaultdict[bytes | str, int] = defaultdict(itertools.count().__next__)
         self.termnums = array("I")
         self.docnums = array("I")
         self.weights = array("d")
@@ -73,7 +75,7 @@ class _FieldPostings:
     def add_many(
         self,
         docnum: int,
-        texts: list[bytes],
+        texts: list[bytes] | list[str],
         weights: list[float],
         values: list[bytes],
         int_weights: bool,
@@ -123,7 +125,7 @@ class TermPool:
         self,
         fieldname: str,
         docnum: int,
-        texts: list[bytes],
+        texts: list[bytes] | list[str],
         weights: list[float],
         values: list[bytes],
         int_weights: bool = False,
@@ -163,15 +165,15 @@ class TermPool:
 def _sort_postings(held: _FieldPostings) -> tuple[list[bytes], numpy.ndarray[Any, Any], list[int]]:
     """``held``'s terms in order, the order of its postings (by term, then docnum, else as
     added), and where each term's postings end in that order."""
-    by_number = list(held.numbers)
-    ranked = sorted(range(len(by_number)), key=by_number.__getitem__)
-    rank = numpy.empty(len(by_number), dtype=numpy.int64)
-    rank[ranked] = numpy.arange(len(by_number), dtype=numpy.int64)
+    by_number: list[bytes] = [t.encode("utf-8") if isinstance(t, str) else t for t in held.numbers]
+    texts = sorted(set(by_number))
+    rank_of = {text: r for r, text in enumerate(texts)}
+    rank = numpy.fromiter(map(rank_of.__getitem__, by_number), numpy.int64, len(by_number))
     ranks = rank[numpy.frombuffer(held.termnums, dtype=numpy.uint32)]
     docnums = numpy.frombuffer(held.docnums, dtype=numpy.uint32)
     order = numpy.lexsort((docnums, ranks))
-    bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(by_number)))
-    return [by_number[n] for n in ranked], order, bounds.tolist()
+    bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(texts)))
+    return texts, order, bounds.tolist()
 
 
 class _Lengths:
@@ -240,7 +242,7 @@ _WRITE_EVERY = 1 << 22
 def _can_write_fast(fieldwriter: Any) -> bool:
     """Whether :func:`_write_postings` writes what ``fieldwriter`` would: Whoosh 3's codec
     with nothing inlined in the terms table and MD5 hashes."""
-    codec = getattr(fieldwriter, "_codec", None)
+    codec: Any = getattr(fieldwriter, "_codec", None)
     return (
         type(fieldwriter) is whoosh3.W3FieldWriter
         and type(codec) is whoosh3.W3Codec
@@ -486,7 +488,9 @@ class _FieldBlocks:
                 elif fixed_values is not None:
                     mini_values = fixed_values[s * fixed : e * fixed]  # type: ignore[operator]
                 else:
-                    found = map(values.__getitem__, map(slice, starts[s:e], ends[s:e]))
+                    found: Iterable[bytes] = map(
+                        values.__getitem__, map(slice, starts[s:e], ends[s:e])
+                    )
                     if has_empty:
                         found = filter(None, found)
                     mini_values = tuple(found) if tuple_values else b"".join(found)
@@ -572,7 +576,7 @@ def _bulk_fields(schema: Any) -> dict[str, _BulkField]:
     found: dict[str, _BulkField] = {}
     for name, field in schema.items():
         analyzer = getattr(field, "analyzer", None)
-        fmt = getattr(field, "format", None)
+        fmt: Any = getattr(field, "format", None)
         if (
             type(field) is whoosh_fields.TEXT
             and field.indexed
@@ -609,7 +613,23 @@ class _FrequencyValue(dict[int, bytes]):
         return value
 
 
-def _encode_positions(positions: list[int]) -> bytes:
+class _PositionsValues(dict[tuple[int, ...], bytes]):
+    """Positions -> ``Positions.encode(positions)``, for words seen a few times (a pair of
+    positions recurs across documents)."""
+
+    def __missing__(self, positions: tuple[int, ...]) -> bytes:
+        value = _encode_positions(positions)
+        if len(positions) <= 3:
+            if len(self) >= _VALUES_CACHE_LIMIT:
+                self.clear()
+            self[positions] = value
+        return value
+
+
+_VALUES_CACHE_LIMIT = 1 << 18
+
+
+def _encode_positions(positions: Iterable[int]) -> bytes:
     # formats.Positions.encode
     deltas = []
     base = 0
@@ -621,6 +641,7 @@ def _encode_positions(positions: list[int]) -> bytes:
 
 _UINT = struct.Struct("!I")
 _SINGLE_POSITION = _PositionsValue()
+_POSITIONS = _PositionsValues()
 _FREQUENCY = _FrequencyValue()
 
 _Memo = dict[tuple[tuple[int, bool], str], IndexWords]
@@ -673,7 +694,7 @@ def _bulk_postings(
             else:
                 held.append(pos)
         values = [
-            _SINGLE_POSITION[p[0]] if len(p) == 1 else _encode_positions(p) for p in seen.values()
+            _SINGLE_POSITION[p[0]] if len(p) == 1 else _POSITIONS[tuple(p)] for p in seen.values()
         ]
     return terms, freqs, values, whole
 
@@ -750,7 +771,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         docboost = self._doc_boost(fields)
         fieldnames = sorted([name for name in fields if not name.startswith("_")])
         self._check_fields(schema, fieldnames)
-        postings: list[tuple[str, int, list[bytes], list[float], list[bytes], bool]] = []
+        postings: list[tuple[str, int, list[bytes] | list[str], list[float], list[bytes], bool]]
+        postings = []
         memo: _Memo = {}
         vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
         perdoc.start_doc(docnum)
@@ -767,7 +789,6 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                     fieldboost = self._field_boost(fields, fieldname, docboost)
                     if spec is not None and isinstance(value, str):
                         terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
-                        texts = list(map(str.encode, terms))
                         boost = spec.field_boost
                         if boost == 1.0 and fieldboost == 1.0:
                             weights = list(map(float, freqs))
@@ -775,8 +796,10 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                             weights = [float(f) * boost * fieldboost for f in freqs]
                         if spec.scorable:
                             length = sum(freqs)
+                        postings.append((fieldname, docnum, terms, weights, values, False))
                     else:
-                        texts, weights, values = [], [], []
+                        texts: list[bytes] = []
+                        weights, values = [], []
                         scorable = field.scorable
                         for tbytes, freq, weight, vb in field.index(value):
                             texts.append(tbytes)
@@ -784,16 +807,16 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                             values.append(vb)
                             if scorable:
                                 length += freq
+                        postings.append((fieldname, docnum, texts, weights, values, False))
                     if values:
                         vbytes = values[-1]
-                    postings.append((fieldname, docnum, texts, weights, values, False))
 
                 if field.separate_spelling():
                     spellfield = field.spelling_fieldname(fieldname)
                     if spec is not None and isinstance(value, str):
                         if words is None:
                             words = _words(spec, value, memo)
-                        spell = sorted(set(words.unstemmed))
+                        spell = sorted(set(words.unstemmed()))
                     else:
                         spell = list(field.spellable_words(value))
                     if spell:
@@ -829,8 +852,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
         perdoc.finish_doc()
         add_many = self.pool.add_many
-        for fieldname, postdoc, texts, weights, values, int_weights in postings:
-            add_many(fieldname, postdoc, texts, weights, values, int_weights)
+        for fieldname, postdoc, texts_or_terms, weights, values, int_weights in postings:
+            add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
         self._added = True
         self.docnum += 1
 
