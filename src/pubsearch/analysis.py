@@ -124,7 +124,7 @@ class IndexWords:
 
 
 # Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
-_CACHE_LIMIT = 300_000
+_CACHE_LIMIT = 200_000
 
 
 class _FoldCache(dict[str, str]):
@@ -176,11 +176,11 @@ class _ChunkCache(dict[str, tuple[str, ...]]):
 
     def __init__(self, plan: _Plan, folds: _FoldCache) -> None:
         super().__init__()
-        self._findall = plan.pattern.findall
-        self._folds = folds
+        self.findall = plan.pattern.findall
+        self.folds = folds
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
-        words = tuple(map(self._folds.__getitem__, self._findall(chunk)))
+        words = tuple(map(self.folds.__getitem__, self.findall(chunk)))
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[chunk] = words
@@ -198,7 +198,8 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
         self.leads: dict[str, tuple[int, int]] = {}
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
-        folded = self._chunks[chunk]
+        chunks = self._chunks
+        folded = chunks.get(chunk) or tuple(map(chunks.folds.__getitem__, chunks.findall(chunk)))
         kept = [w for w in folded if w]
         stems = tuple(map(self._stems.__getitem__, kept))
         if len(self) >= _CACHE_LIMIT:

@@ -138,6 +138,9 @@ class TermPool:
     def sorted_fields(self) -> list[tuple[str, _FieldPostings]]:
         return sorted(self._fields.items())
 
+    def drop(self, fieldname: str) -> None:
+        self._fields.pop(fieldname, None)
+
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
         """Every posting as ``(fieldname, text, docnum, weight, value)``, sorted by field,
         term and docnum (what Whoosh's ``add_postings`` takes)."""
@@ -267,6 +270,7 @@ def _write_postings(
     fieldmap = fieldwriter._fieldmap
     pos: int = postfile.tell()
     for fieldname, held in pool.sorted_fields():
+        pool.drop(fieldname)  # its arrays go once written
         if not len(held):
             continue
         fieldid = fieldmap[fieldname] = len(fieldmap)
@@ -342,27 +346,34 @@ class _FieldBlocks:
         self.fixed: int | None = fmt.fixed_value_size()
         self.int_weights = held.int_weights
         self.texts, order, self.bounds = _sort_postings(held)
-        self.docs = numpy.frombuffer(held.docnums, dtype=numpy.uint32)[order].astype(numpy.int64)
-        self.weights = numpy.frombuffer(held.weights, dtype=numpy.float64)[order]
-        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32).astype(numpy.int64)
+        # Postings are taken in sorted order a chunk at a time (``order``'s slice), which
+        # keeps the memory this takes to a few arrays of the field's size.
+        self.order = order.astype(numpy.int32) if len(order) < 2**31 else order
+        del order
+        self.docnums = numpy.frombuffer(held.docnums, dtype=numpy.uint32)
+        self.weights = numpy.frombuffer(held.weights, dtype=numpy.float64)
+        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32)
         self.has_empty = bool((sizes == 0).any())
         self.values = bytes(held.values)
+        held.values = bytearray()
         fixed = self.fixed
         self.fixed_values: bytes | None = None
+        self.value_ends: numpy.ndarray[Any, Any] | None = None
         if fixed is not None and fixed > 0 and not self.has_empty and bool((sizes == fixed).all()):
             self.fixed_values = (
-                numpy.frombuffer(self.values, dtype=numpy.uint8).reshape(-1, fixed)[order].tobytes()
+                numpy.frombuffer(self.values, dtype=numpy.uint8)
+                .reshape(-1, fixed)[self.order]
+                .tobytes()
             )
             self.values = b""
-        value_ends = numpy.cumsum(sizes)
-        self.starts = (value_ends - sizes)[order]
-        self.ends = value_ends[order]
-        self.lbytes: numpy.ndarray[Any, Any] | None = None
+        elif fixed != 0:
+            self.value_ends = numpy.cumsum(sizes, dtype=numpy.int64)
+        self.sizes = sizes
+        self.lengths: numpy.ndarray[Any, Any] | None = None
         if column:
-            top = max(len(column), int(self.docs.max()) + 1)
-            padded = numpy.zeros(top, dtype=numpy.uint8)
-            padded[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
-            self.lbytes = padded[self.docs]
+            top = max(len(column), int(self.docnums.max()) + 1)
+            self.lengths = numpy.zeros(top, dtype=numpy.uint8)
+            self.lengths[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
         self.info_cache: dict[tuple[Any, ...], bytes] = {}
         self.data_cache: dict[tuple[Any, ...], bytes] = {}
 
@@ -384,21 +395,26 @@ class _FieldBlocks:
     def _chunk(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
         """Terms ``first`` to ``stop`` (their postings from ``a0`` on) written from ``pos``."""
         b0 = self.bounds[stop - 1]
-        sorted_docs = self.docs[a0:b0]
+        order = self.order[a0:b0]
+        sorted_docs = self.docnums[order].astype(numpy.int64)
         docs = sorted_docs.tolist()
         deltas = numpy.diff(sorted_docs, prepend=0).tolist()
-        raw_weights = self.weights[a0:b0]
+        raw_weights = self.weights[order]
         weights = raw_weights.tolist()
         # What Whoosh's block holds: each weight kept in an array("f").
         weights32 = raw_weights.astype(numpy.float32).astype(numpy.float64).tolist()
-        lbytes = self.lbytes[a0:b0].tolist() if self.lbytes is not None else None
+        lbytes = self.lengths[sorted_docs].tolist() if self.lengths is not None else None
         fixed = self.fixed
         fixed_values = self.fixed_values
         if fixed_values is not None:
             fixed_values = fixed_values[a0 * fixed : b0 * fixed]  # type: ignore[operator]
         values = self.values
-        starts = self.starts[a0:b0].tolist()
-        ends = self.ends[a0:b0].tolist()
+        starts: list[int] = []
+        ends: list[int] = []
+        if self.value_ends is not None:
+            chunk_ends = self.value_ends[order]
+            ends = chunk_ends.tolist()
+            starts = (chunk_ends - self.sizes[order]).tolist()
         has_empty = self.has_empty
         tuple_values = fixed is None or fixed < 0
         cache_data = fixed is not None and fixed >= 0  # small values, repeated in a document
