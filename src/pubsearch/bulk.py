@@ -1,11 +1,19 @@
-"""Writing many documents into a Whoosh index quickly.
+"""Writing many documents into a Whoosh index quickly: the index Whoosh's own writer
+writes, byte for byte (tests/test_bulk.py compares them), with far fewer Python calls.
 
-Two things make Whoosh's own writer slow on a large build: its posting pool sorts every
-posting as a Python tuple and, past ``limitmb``, pickles them to disk and merges them back;
-and it uses one core. Here:
+Whoosh's writer spends its time per token and per posting: a Token object per word, a
+``Format.word_values`` pass per field, a tuple per posting in a pool it sorts whole, and a
+``W3PostingsWriter.add_posting`` call per posting. Here:
 
-* :class:`BulkWriter` is a ``SegmentWriter`` whose pool keeps postings grouped by term in
-  memory (documents arrive in order, so only the terms need sorting at the end);
+* :class:`BulkWriter` is a ``SegmentWriter`` whose ``add_document`` takes a text field with
+  a :class:`~pubsearch.analysis.FastAnalyzer` from word lists (:func:`_bulk_postings`: the
+  analyzer's cached per-word results, a ``Counter``, positions encoded as
+  ``Positions.encode`` would; the title and abstract words reused for ``content``); every
+  other field takes Whoosh's own path;
+* its :class:`TermPool` keeps each field's postings in flat arrays, sorted by term and
+  docnum with numpy when the segment is written;
+* :func:`_write_postings` writes W3 blocks and term infos a term at a time, from slices of
+  those arrays (one pickle per block, as Whoosh), and the terms table in bulk;
 * :func:`write_documents` spreads documents over worker processes, each writing its own
   segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
   commits them all as one generation of the index. Small inputs are written in-process.
@@ -895,25 +903,40 @@ def _finish_segment(writer: BulkWriter) -> Any:
     return segment
 
 
+def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
+    """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
+    fewer), left for a committing writer to name in a table of contents."""
+    segments: list[Any] = []
+    writer: BulkWriter | None = None
+    count = 0
+    try:
+        for doc in docs:
+            if writer is None:
+                writer = BulkWriter(ix, _lk=False)
+            writer.add_document(**doc)
+            count += 1
+            if count >= docs_per_segment:
+                segments.append(_finish_segment(writer))
+                writer, count = None, 0
+        if writer is not None:
+            segments.append(_finish_segment(writer))
+            writer = None
+    finally:
+        if writer is not None:
+            writer.cancel()
+    return segments
+
+
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
     try:
         ix = storage.open_index(index_dir)
-        segments: list[Any] = []
-        writer: BulkWriter | None = None
-        count = 0
-        while (batch := _next_batch(jobs)) is not None:
-            for doc in batch:
-                if writer is None:
-                    writer = BulkWriter(ix, _lk=False)
-                writer.add_document(**doc)
-                count += 1
-                if count >= docs_per_segment:
-                    segments.append(_finish_segment(writer))
-                    writer, count = None, 0
-        if writer is not None:
-            segments.append(_finish_segment(writer))
-        results.put(("ok", segments))
+
+        def docs() -> Iterator[Doc]:
+            while (batch := _next_batch(jobs)) is not None:
+                yield from batch
+
+        results.put(("ok", _write_segments(ix, docs(), docs_per_segment)))
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
@@ -945,8 +968,9 @@ def write_documents(
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
 
-    The first ``parallel_threshold`` documents are buffered: a smaller input is written
-    in this process as one segment; a larger one is spread over ``workers`` processes.
+    The first ``parallel_threshold`` documents are buffered: a smaller input (or any
+    input, with one worker) is written in this process; a larger one is spread over
+    ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
     """
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
@@ -958,19 +982,10 @@ def write_documents(
         if len(head) >= parallel_threshold:
             break
     if len(head) < parallel_threshold or workers < 2:
-        writer = BulkWriter(ix)
-        try:
-            for doc in head:
-                writer.add_document(**doc)
-            for doc in stream:
-                writer.add_document(**doc)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(merge=False)
-        count = int(writer.doc_count())
-        ix.close()
-        return count
+        # In this process, in segments as a worker writes them (which bounds the memory).
+        segments = _write_segments(ix, _chain(head, stream), docs_per_segment)
+        _commit_segments(ix, segments)
+        return sum(int(segment.doc_count_all()) for segment in segments)
 
     ctx = multiprocessing.get_context("spawn")
     jobs = ctx.Queue(maxsize=workers * 4)
@@ -995,7 +1010,7 @@ def write_documents(
             count += len(batch)
         for _ in procs:
             _put(jobs, None, procs)
-        segments: list[Any] = []
+        segments = []
         for _ in procs:
             status, payload = _get(results, procs)
             if status != "ok":
@@ -1015,13 +1030,18 @@ def write_documents(
     finally:
         jobs.close()
         results.close()
-    # One table of contents naming every worker's segments.
+    _commit_segments(ix, segments)
+    return count
+
+
+def _commit_segments(ix: Any, segments: list[Any]) -> None:
+    """Commit ``segments`` as the index's next generation: one table of contents naming
+    them all."""
     committer = SegmentWriter(ix)
     committer._close_segment()
     committer._commit_toc(segments)
     committer._finish()
     ix.close()
-    return count
 
 
 def _chain(head: list[Doc], stream: Iterator[Doc]) -> Iterator[Doc]:
