@@ -22,6 +22,7 @@ ODD = [
     "  Ωmega β-decay 3.14 don't U.S. v1.2 TeX $\\alpha$ résumé  ",
     "ﬁnance ﬂow Ǆ ǅ ǆ",  # ligatures and title-case letters change length when folded
     "Batch size; batch sizes! BATCH-SIZE",
+    "(model), 'quoted' .5 u.s. --x-- _under_ (e.g., x.y) \"it's\" ...a.b... $x$ [1,2]",
 ]
 
 CALLS: list[dict[str, Any]] = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 from whoosh import analysis
@@ -210,6 +210,9 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
         return stems
 
 
+# Characters no word of those patterns starts or ends with (no word character among them).
+_EDGE_PUNCTUATION = "()[]{}<>,;:!?\"'.`*&/\\|~^=+-%#@$"
+
 # Tokenizer patterns known to match no white space and to look at nothing around a match.
 _SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
 
@@ -266,7 +269,9 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
     if stem_chunks is not None and plan.renumber:
         # Stems straight from each run; the first position is the number of words before
         # the first kept one.
-        pieces = value.split()
+        # Punctuation at a run's ends is never in a word (a word starts and ends with a
+        # word character): without it, "model", "(model)," and "model." share an entry.
+        pieces = list(map(str.strip, value.split(), repeat(_EDGE_PUNCTUATION)))
         found = list(chain.from_iterable(map(stem_chunks.__getitem__, pieces)))
         first = 0
         if found:

@@ -63,7 +63,16 @@ class _FieldPostings:
     """One field's postings in the order they were added, in compact arrays: each posting's
     term number, docnum, weight, and the size of its value; the values end to end."""
 
-    __slots__ = ("docnums", "int_weights", "numbers", "sizes", "termnums", "values", "weights")
+    __slots__ = (
+        "int_weights",
+        "numbers",
+        "run_counts",
+        "run_docs",
+        "sizes",
+        "termnums",
+        "values",
+        "weights",
+    )
 
     def __init__(self) -> None:
         # Term -> number, given in order of first appearance (the dict keeps that order, so
@@ -72,7 +81,9 @@ class _FieldPostings:
         # it is encoded once, when written); both forms of a term get the same rank.
         self.numbers: defaultdict[bytes | str, int] = defaultdict(itertools.count().__next__)
         self.termnums = array("I")
-        self.docnums = array("I")
+        # The docnums in runs (a document's postings in a field are added together).
+        self.run_docs = array("I")
+        self.run_counts = array("I")
         self.weights = array("d")
         self.sizes = array("I")
         self.values = bytearray()
@@ -89,7 +100,8 @@ class _FieldPostings:
         int_weights: bool,
     ) -> None:
         self.termnums.extend(map(self.numbers.__getitem__, texts))
-        self.docnums.extend(itertools.repeat(docnum, len(texts)))
+        self.run_docs.append(docnum)
+        self.run_counts.append(len(texts))
         self.weights.extend(weights)
         self.sizes.extend(map(len, values))
         self.values += b"".join(values)
@@ -98,6 +110,13 @@ class _FieldPostings:
 
     def __len__(self) -> int:
         return len(self.termnums)
+
+    def docnums(self) -> numpy.ndarray[Any, Any]:
+        """Each posting's docnum."""
+        return numpy.repeat(
+            numpy.frombuffer(self.run_docs, dtype=numpy.uint32),
+            numpy.frombuffer(self.run_counts, dtype=numpy.uint32),
+        )
 
 
 class TermPool:
@@ -155,7 +174,7 @@ class TermPool:
         for fieldname, held in self.sorted_fields():
             texts, sort_order, bounds = _sort_postings(held)
             order = sort_order.tolist()
-            docnums = held.docnums
+            docnums = held.docnums().tolist()
             weights = held.weights
             values = bytes(held.values)
             ends = list(itertools.accumulate(held.sizes, initial=0))
@@ -181,8 +200,7 @@ def _sort_postings(held: _FieldPostings) -> tuple[list[bytes], numpy.ndarray[Any
     rank_of = {text: r for r, text in enumerate(texts)}
     rank = numpy.fromiter(map(rank_of.__getitem__, by_number), numpy.int64, len(by_number))
     ranks = rank[numpy.frombuffer(held.termnums, dtype=numpy.uint32)]
-    docnums = numpy.frombuffer(held.docnums, dtype=numpy.uint32)
-    order = numpy.lexsort((docnums, ranks))
+    order = numpy.lexsort((held.docnums(), ranks))
     bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(texts)))
     return texts, order, bounds.tolist()
 
@@ -358,7 +376,7 @@ class _FieldBlocks:
         # keeps the memory this takes to a few arrays of the field's size.
         self.order = order.astype(numpy.int32) if len(order) < 2**31 else order
         del order
-        self.docnums = numpy.frombuffer(held.docnums, dtype=numpy.uint32)
+        self.docnums = held.docnums()
         self.weights = numpy.frombuffer(held.weights, dtype=numpy.float64)
         sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32)
         self.has_empty = bool((sizes == 0).any())
