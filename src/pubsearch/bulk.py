@@ -769,6 +769,22 @@ def _keep_freed_memory() -> None:
 _memory_kept = False
 
 
+@dataclass(frozen=True)
+class _FieldPlan:
+    """What :meth:`BulkWriter.add_document` asks a field, asked once."""
+
+    field: Any
+    indexed: bool
+    bulk: _BulkField | None
+    scorable: bool
+    spelling: str | None  # the spelling field's name, when the field has one
+    vector: Any
+    stored: bool
+    column: Any
+    boost_key: str
+    stored_key: str
+
+
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
     """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory,
     position-keeping segment files, text fields analysed in bulk (see
@@ -783,15 +799,16 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         self.pool: TermPool = TermPool()
         self._lengths = _Lengths()
         self._bulk = _bulk_fields(self.schema)
+        self._plans: dict[str, _FieldPlan] = {}
         perdoc = self.perdocwriter
-        whoosh_add_field = perdoc.add_field
+        whoosh_add_field = self._whoosh_add_field = perdoc.add_field
 
         def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
             if length:
                 self._lengths.add(fieldname, self.docnum, length)
             whoosh_add_field(fieldname, fieldobj, value, length)
 
-        perdoc.add_field = add_field
+        perdoc.add_field = add_field  # as documents are copied in by a merge
         for name in ("_postfile", "_tindex"):
             holder = getattr(self.fieldwriter, name, None)
             structfile = getattr(holder, "dbfile", holder)  # the terms file is in a table
@@ -809,7 +826,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         schema = self.schema
         docnum = self.docnum
         perdoc = self.perdocwriter
-        bulk = self._bulk
+        plans = self._plans
+        add_field = self._whoosh_add_field
+        add_length = self._lengths.add
         docboost = self._doc_boost(fields)
         fieldnames = sorted([name for name in fields if not name.startswith("_")])
         self._check_fields(schema, fieldnames)
@@ -820,16 +839,18 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         perdoc.start_doc(docnum)
         try:
             for fieldname in fieldnames:
-                value = fields.get(fieldname)
+                value = fields[fieldname]
                 if value is None:
                     continue
-                field = schema[fieldname]
+                plan = plans.get(fieldname) or self._plan(fieldname)
+                field = plan.field
+                spec = plan.bulk if isinstance(value, str) else None
                 length = 0
                 words: IndexWords | None = None
-                spec = bulk.get(fieldname)
-                if field.indexed:
-                    fieldboost = self._field_boost(fields, fieldname, docboost)
-                    if spec is not None and isinstance(value, str):
+                if plan.indexed:
+                    boost_key = plan.boost_key
+                    fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
+                    if spec is not None:
                         terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
                         boost = spec.field_boost
                         if boost == 1.0 and fieldboost == 1.0:
@@ -842,7 +863,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                     else:
                         texts: list[bytes] = []
                         weights, values = [], []
-                        scorable = field.scorable
+                        scorable = plan.scorable
                         for tbytes, freq, weight, vb in field.index(value):
                             texts.append(tbytes)
                             weights.append(weight * fieldboost)
@@ -853,9 +874,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                     if values:
                         vbytes = values[-1]
 
-                if field.separate_spelling():
-                    spellfield = field.spelling_fieldname(fieldname)
-                    if spec is not None and isinstance(value, str):
+                spellfield = plan.spelling
+                if spellfield is not None:
+                    if spec is not None:
                         if words is None:
                             words = _words(spec, value, memo)
                         spell = sorted(set(words.unstemmed()))
@@ -877,15 +898,17 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                             )
                         )
 
-                vformat = field.vector
+                vformat = plan.vector
                 if vformat:
                     vitems = vformat.word_values(value, field.analyzer, mode="index")
                     vitems = sorted((text, weight, vb) for text, _, weight, vb in vitems)
                     perdoc.add_vector_items(fieldname, field, vitems)
 
-                customval = fields.get(f"_stored_{fieldname}", value)
-                perdoc.add_field(fieldname, field, customval if field.stored else None, length)
-                column = field.column_type
+                customval = fields.get(plan.stored_key, value)
+                if length:
+                    add_length(fieldname, docnum, length)
+                add_field(fieldname, field, customval if plan.stored else None, length)
+                column = plan.column
                 if column and customval is not None:
                     perdoc.add_column_value(fieldname, column, field.to_column_value(customval))
         except ValueError:
@@ -898,6 +921,22 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
             add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
         self._added = True
         self.docnum += 1
+
+    def _plan(self, fieldname: str) -> _FieldPlan:
+        field = self.schema[fieldname]
+        plan = self._plans[fieldname] = _FieldPlan(
+            field=field,
+            indexed=bool(field.indexed),
+            bulk=self._bulk.get(fieldname),
+            scorable=bool(field.scorable),
+            spelling=field.spelling_fieldname(fieldname) if field.separate_spelling() else None,
+            vector=field.vector,
+            stored=bool(field.stored),
+            column=field.column_type,
+            boost_key=f"_{fieldname}_boost",
+            stored_key=f"_stored_{fieldname}",
+        )
+        return plan
 
     def _flush_segment(self) -> None:
         # SegmentWriter._flush_segment, with the lengths from memory.
