@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
+from pubsearch import analysis
 from pubsearch.analysis import FastAnalyzer
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.schema import text_analyzer
+from pubsearch.schema import name_analyzer, text_analyzer
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -21,6 +22,7 @@ ODD = [
     "  Ωmega β-decay 3.14 don't U.S. v1.2 TeX $\\alpha$ résumé  ",
     "ﬁnance ﬂow Ǆ ǅ ǆ",  # ligatures and title-case letters change length when folded
     "Batch size; batch sizes! BATCH-SIZE",
+    "(model), 'quoted' .5 u.s. --x-- _under_ (e.g., x.y) \"it's\" ...a.b... $x$ [1,2]",
 ]
 
 CALLS: list[dict[str, Any]] = [
@@ -39,7 +41,7 @@ def _texts() -> list[str]:
     records = read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport())
     out = list(ODD)
     for record in records:
-        out += [record.title, record.abstract]
+        out += [record.title, record.abstract, "\n".join(record.authors)]
     return out
 
 
@@ -57,13 +59,37 @@ def _tokens(analyzer: Any, text: str, kwargs: dict[str, Any]) -> list[tuple[Any,
     ]
 
 
+ANALYZERS = {"text": text_analyzer, "name": name_analyzer}
+
+
+@pytest.mark.parametrize("kind", ANALYZERS)
 @pytest.mark.parametrize("kwargs", CALLS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
-def test_bulk_tokens_equal_the_chain(kwargs: dict[str, Any]) -> None:
-    fast = text_analyzer()
+def test_bulk_tokens_equal_the_chain(kind: str, kwargs: dict[str, Any]) -> None:
+    fast = ANALYZERS[kind]()
     assert isinstance(fast, FastAnalyzer)
     chain = CompositeAnalyzer(*fast.items)
     for text in _texts():
         assert _tokens(fast, text, kwargs) == _tokens(chain, text, kwargs), text
+
+
+@pytest.mark.parametrize("small_caches", [False, True])
+@pytest.mark.parametrize("kind", ANALYZERS)
+def test_index_words_equal_the_chain(
+    kind: str, small_caches: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the bulk writer indexes: stems with positions, and the unstemmed words."""
+    if small_caches:  # the word caches start anew every few words
+        monkeypatch.setattr(analysis, "_CACHE_LIMIT", 5)
+    fast = ANALYZERS[kind]()
+    assert isinstance(fast, FastAnalyzer)
+    chain = CompositeAnalyzer(*fast.items)
+    for _ in range(2):  # the second time from the caches
+        for text in _texts():
+            words = fast.index_words(text)
+            assert words is not None
+            indexed = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
+            assert list(zip(words.stems, words.positions, strict=True)) == indexed, text
+            assert words.unstemmed() == [t.text for t in chain(text, no_morph=True)], text
 
 
 def test_other_chains_are_left_to_whoosh() -> None:

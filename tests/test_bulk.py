@@ -7,12 +7,17 @@ from typing import Any
 
 import pytest
 from whoosh import index as whoosh_index
+from whoosh.codec.whoosh3 import W3TermInfo
+from whoosh.qparser import QueryParser
+from whoosh.writing import SegmentWriter
 
 from pubsearch import bulk, storage
 from pubsearch.indexing import record_fields
 from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record
 
 DATA = Path(__file__).resolve().parent / "data"
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 
 
 def _docs() -> list[dict[str, Any]]:
@@ -66,15 +71,219 @@ def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> N
     assert _postings(fast) == _postings(plain)
 
 
-def test_term_pool_sorts_terms_and_keeps_document_order() -> None:
+# -- the fast path against Whoosh's own writer, index by index -------------------------------
+
+
+def _real_docs() -> list[dict[str, Any]]:
+    """The real records in tests/data and seeds/, plus a few made to reach the corners:
+    boosts, a text of stop words only, non-ASCII words, lines, an empty abstract."""
+    records = list(
+        read_paths(
+            [
+                DATA / "arxiv-2024-2026.sample.jsonl",
+                DATA / "arxiv-snapshot.sample.json",
+                SEEDS,
+            ],
+            ReadReport(),
+        )
+    )
+    docs = [record_fields(r) for r in records]
+    made = [
+        Record(title="The of and", abstract="", authors=("A. Nobody",), year=2024),
+        Record(
+            title="Über die Zählung\nof ROUTES, routes and routing",
+            abstract="Ça va: naïve café-style Gödel numbering.\n\nRouting again; u.s. v1.2 it's",
+            authors=("Zoë Ängström", "José Núñez"),
+            subjects=("math.LO",),
+            year=2025,
+        ),
+        Record(title="Boosted neural network pruning", abstract="network " * 40, year=2026),
+    ]
+    extra = [record_fields(r) for r in made]
+    extra[1]["_boost"] = 2.0
+    extra[2]["_abstract_boost"] = 1.5
+    extra[2]["_title_boost"] = 3.0
+    return docs + extra
+
+
+def _plain_whoosh_build(path: Path, docs: list[dict[str, Any]]) -> None:
+    """Whoosh's own writer: its ``add_document`` per document, its pool, one segment."""
+    path.mkdir()
+    ix = storage.create_index(path)
+    writer = ix.writer()
+    assert type(writer) is SegmentWriter
+    for doc in docs:
+        writer.add_document(**doc)
+    writer.commit()
+    ix.close()
+
+
+def _fast_build(path: Path, docs: list[dict[str, Any]], workers: int) -> None:
+    path.mkdir()
+    storage.create_index(path).close()
+    small = {"docs_per_segment": 120, "parallel_threshold": 100} if workers > 1 else {}
+    assert bulk.write_documents(path, iter(docs), workers=workers, **small) == len(docs)
+
+
+_TEXT_FIELDS = ("title", "abstract", "content", "author")
+
+
+def _index_facts(index_dir: Path) -> dict[str, Any]:
+    """Everything a reader sees in the index, by document id (docnums depend on how the
+    documents were spread over segments)."""
+    ix = whoosh_index.open_dir(str(index_dir))
+    facts: dict[str, Any] = {}
+    with ix.reader() as reader:
+        schema = ix.schema
+        ids = {d: f["id"] for d, f in reader.iter_docs()}
+        facts["doc_count"] = reader.doc_count()
+        facts["stored"] = {f["id"]: f for _, f in reader.iter_docs()}
+        facts["lengths"] = {
+            name: {ids[d]: reader.doc_field_length(d, name) for d in ids} for name in _TEXT_FIELDS
+        }
+        facts["total_lengths"] = {name: reader.field_length(name) for name in _TEXT_FIELDS}
+        terms: dict[tuple[str, bytes], Any] = {}
+        for fieldname, text in reader.all_terms():
+            matcher = reader.postings(fieldname, text)
+            fmt = schema[fieldname].format
+            items = []
+            while matcher.is_active():
+                value = matcher.value()
+                if fmt.supports("positions"):
+                    decoded: Any = fmt.decode_positions(value)
+                elif fmt.supports("frequency") and fmt.posting_size:
+                    decoded = matcher.value_as("frequency")
+                else:
+                    decoded = None
+                items.append((ids[matcher.id()], matcher.weight(), decoded))
+                matcher.next()
+            if fieldname.startswith("spell_"):
+                # Spelling words are posted to each segment's first document, once per
+                # document that has them: only their number is read.
+                items = [len(items)]
+            terms[(fieldname, text)] = (
+                reader.doc_frequency(fieldname, text),
+                reader.frequency(fieldname, text),
+                sorted(items),
+            )
+        facts["terms"] = terms
+        facts["columns"] = {
+            name: {ids[d]: v for d, v in enumerate(reader.column_reader(name))}
+            for name in ("author_facet", "subject_facet", "year")
+        }
+        with ix.searcher() as searcher:
+            # Equal scores come in docnum order: by id here.
+            facts["searches"] = {
+                q: sorted(
+                    (
+                        (-round(hit.score, 9), ids[hit.docnum])
+                        for hit in searcher.search(parsed, limit=None)
+                    ),
+                )
+                for q in _QUERIES
+                for parsed in [QueryParser("content", schema).parse(q)]
+            }
+    ix.close()
+    return facts
+
+
+_QUERIES = (
+    "network",
+    "quantum field theory",
+    'title:"neural network"',
+    'abstract:"dark matter"',
+    "author:smith OR author:wang",
+    "subject:cs.lg model",
+    "learning year:[2024 TO 2025]",
+    "routing OR zahlung OR godel",
+)
+
+
+@pytest.fixture(scope="module")
+def plain_facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    path = tmp_path_factory.mktemp("plain") / "ix"
+    _plain_whoosh_build(path, _real_docs())
+    return _index_facts(path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_fast_path_builds_the_index_whoosh_builds(
+    tmp_path: Path, plain_facts: dict[str, Any], workers: int
+) -> None:
+    _fast_build(tmp_path / "fast", _real_docs(), workers)
+    fast = _index_facts(tmp_path / "fast")
+    assert fast["doc_count"] == plain_facts["doc_count"] == len(_real_docs())
+    assert fast["stored"] == plain_facts["stored"]
+    assert fast["lengths"] == plain_facts["lengths"]
+    assert fast["total_lengths"] == plain_facts["total_lengths"]
+    assert fast["terms"].keys() == plain_facts["terms"].keys()
+    for term, facts in plain_facts["terms"].items():
+        assert fast["terms"][term] == facts, term
+    assert fast["columns"] == plain_facts["columns"]
+    assert all(plain_facts["searches"][q] for q in _QUERIES)  # the queries find something
+    assert fast["searches"] == plain_facts["searches"]
+
+
+def _raw_terms(index_dir: Path) -> dict[bytes, tuple[bytes, bytes]]:
+    """Each term's row in the terms table (its statistics) and its postings' bytes, for a
+    one-segment index."""
+    ix = whoosh_index.open_dir(str(index_dir))
+    out: dict[bytes, tuple[bytes, bytes]] = {}
+    with ix.reader() as reader:
+        terms = reader._terms  # W3TermsReader
+        stats = W3TermInfo._struct.size
+        for key, row in terms._tindex.items():
+            offset = int.from_bytes(row[stats : stats + 8], "big")
+            length = int.from_bytes(row[stats + 8 : stats + 12], "big")
+            out[key] = (row[:stats], terms._postfile.get(offset, length))
+    ix.close()
+    return out
+
+
+@pytest.mark.parametrize("small_chunks", [False, True])
+def test_fast_path_writes_whoosh_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_chunks: bool
+) -> None:
+    """One segment each: every term's statistics and postings bytes are Whoosh's, but for
+    spelling words' values (Whoosh posts them with whatever value its loop left behind,
+    and sorts them by it)."""
+    if small_chunks:  # terms written a few at a time, the block caches cleared often
+        monkeypatch.setattr(bulk, "_CHUNK_POSTINGS", 7)
+        monkeypatch.setattr(bulk, "_BLOCK_CACHE_LIMIT", 3)
+    docs = _real_docs()
+    _plain_whoosh_build(tmp_path / "plain", docs)
+    _fast_build(tmp_path / "fast", docs, workers=1)
+    plain = _raw_terms(tmp_path / "plain")
+    fast = _raw_terms(tmp_path / "fast")
+    assert fast.keys() == plain.keys()
+    ix = whoosh_index.open_dir(str(tmp_path / "plain"))
+    with ix.reader() as reader:
+        spell_id = reader._terms._tindex.extras["fieldmap"]["spell_title"]
+    ix.close()
+    spell = spell_id.to_bytes(2, "big")
+    compared = [key for key in plain if not key.startswith(spell)]
+    assert len(compared) > 10_000
+    for key in compared:
+        assert fast[key] == plain[key], key
+    for key in plain.keys() - compared:
+        assert fast[key][0] == plain[key][0], key  # the same statistics
+
+
+def test_term_pool_sorts_by_field_term_and_document() -> None:
     pool = bulk.TermPool()
     pool.add(("f", b"a", 0, 1.0, b"x"))
     pool.add(("f", b"a", 3, 2.0, b""))
     pool.add(("e", b"b", 1, 1.0, b"yz"))
-    with pytest.raises(ValueError):
-        pool.add(("e", b"b", 0, 1.0, b""))
+    pool.add(("e", b"b", 0, 1.0, b""))  # out of document order, as a merge may add it
+    pool.add_many("e", 2, [b"c", b"a"], [1.0, 3.0], [b"", b"pq"])
+    pool.add_many("e", 3, ["b", "é"], [2.0, 1.0], [b"rs", b""])  # texts, as the bulk path adds
     assert list(pool.iter_postings()) == [
+        ("e", b"a", 2, 3.0, b"pq"),
+        ("e", b"b", 0, 1.0, b""),
         ("e", b"b", 1, 1.0, b"yz"),
+        ("e", b"b", 3, 2.0, b"rs"),
+        ("e", b"c", 2, 1.0, b""),
+        ("e", "é".encode(), 3, 1.0, b""),
         ("f", b"a", 0, 1.0, b"x"),
         ("f", b"a", 3, 2.0, b""),
     ]

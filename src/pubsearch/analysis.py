@@ -12,8 +12,9 @@ words) goes through the chain unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any
 
 from whoosh import analysis
@@ -40,41 +41,306 @@ class _Plan:
     stemmer: Any  # a Stemmer.Stemmer, or None for no stemming
     ignore: frozenset[str]
     ascii_lower_identity: bool  # the charmap maps no lower-case ASCII character
+    drops: bool = True  # the chain has a stop filter (which may drop words)
+    # Per-word results for indexing in bulk, shared by equal chains (set once made).
+    caches: _WordCaches | None = field(default=None, compare=False)
 
 
 def _plan_for(items: list[Any]) -> _Plan | None:
-    """How to run ``items`` in bulk, or None when they are not the chain this supports."""
-    if len(items) != 5:
+    """How to run ``items`` in bulk, or None when they are not a chain this supports:
+    ``RegexTokenizer | LowercaseFilter | CharsetFilter``, then a ``StopFilter`` or not, then
+    a ``PyStemmerFilter`` or not."""
+    if len(items) < 3:
         return None
-    tokenizer, lower, charset, stop, stem = items
+    tokenizer, lower, charset, *rest = items
+    stop = rest.pop(0) if rest and type(rest[0]) is analysis.StopFilter else None
+    stem = rest.pop(0) if rest and type(rest[0]) is analysis.PyStemmerFilter else None
     ok = (
-        type(tokenizer) is analysis.RegexTokenizer
+        not rest
+        and type(tokenizer) is analysis.RegexTokenizer
         and not tokenizer.gaps
         and not tokenizer.expression.groups  # findall must return whole matches
         and type(lower) is analysis.LowercaseFilter
         and type(charset) is analysis.CharsetFilter
-        and type(stop) is analysis.StopFilter
-        and type(stem) is analysis.PyStemmerFilter
     )
     if not ok:
         return None
-    import Stemmer
+    stemmer = None
+    if stem is not None:
+        import Stemmer
 
-    stemmer = Stemmer.Stemmer(stem.lang)
-    stemmer.maxCacheSize = max(int(stem.cachesize or 0), 0)
-    return _Plan(
+        stemmer = Stemmer.Stemmer(stem.lang)
+        stemmer.maxCacheSize = max(int(stem.cachesize or 0), 0)
+    plan = _Plan(
         pattern=tokenizer.expression,
         charmap=charset.charmap,
-        stops=frozenset(stop.stops),
-        minsize=stop.min,
-        maxsize=stop.max,
-        renumber=stop.renumber,
+        # No stop filter: nothing dropped, positions one by one.
+        stops=frozenset(stop.stops) if stop else frozenset(),
+        minsize=stop.min if stop else 0,
+        maxsize=stop.max if stop else None,
+        renumber=stop.renumber if stop else True,
         stemmer=stemmer,
-        ignore=frozenset(stem.ignore),
+        ignore=frozenset(stem.ignore) if stem else frozenset(),
         ascii_lower_identity=all(
             chr(c).translate(charset.charmap) == chr(c) for c in range(128) if not chr(c).isupper()
         ),
+        drops=stop is not None,
     )
+    object.__setattr__(plan, "caches", _caches_for(plan, stem.lang if stem else None))
+    return plan
+
+
+class IndexWords:
+    """The tokens of one text as indexing sees them: their texts (``stems``) and positions,
+    and, computed when asked, their texts before stemming (``no_morph``: what spelling
+    keeps)."""
+
+    __slots__ = ("_plan", "_text", "_unstemmed", "positions", "stems")
+
+    def __init__(
+        self,
+        stems: list[str],
+        positions: Sequence[int],
+        unstemmed: list[str] | None = None,
+        plan: _Plan | None = None,
+        text: str = "",
+    ) -> None:
+        self.stems = stems
+        self.positions = positions
+        self._unstemmed = unstemmed
+        self._plan = plan
+        self._text = text
+
+    def unstemmed(self) -> list[str]:
+        if self._unstemmed is None:
+            plan = self._plan
+            assert plan is not None and plan.caches is not None
+            chunks = plan.caches[2]
+            assert chunks is not None  # made by _index_words from the runs' caches
+            # The kept words are the non-empty folded ones (the stop filter drops words).
+            pieces = map(chunks.__getitem__, self._text.split())
+            self._unstemmed = list(filter(None, chain.from_iterable(pieces)))
+        return self._unstemmed
+
+
+# Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
+_CACHE_LIMIT = 200_000
+
+
+class _FoldCache(dict[str, str]):
+    """A word as the tokenizer found it -> the word after lower-casing, accent folding and
+    the stop filter: the folded word, or "" when the stop filter drops it."""
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self._plan = plan
+
+    def __missing__(self, word: str) -> str:
+        plan = self._plan
+        folded: str = word.lower().translate(plan.charmap)
+        size = len(folded)
+        kept = (
+            size >= plan.minsize
+            and (plan.maxsize is None or size <= plan.maxsize)
+            and folded not in plan.stops
+        )
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        result = self[word] = folded if kept else ""
+        return result
+
+
+class _StemCache(dict[str, str]):
+    """A folded word -> its stem."""
+
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self._plan = plan
+
+    def __missing__(self, word: str) -> str:
+        plan = self._plan
+        stem: str = word if word in plan.ignore else plan.stemmer.stemWord(word)
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[word] = stem
+        return stem
+
+
+class _ChunkCache(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> its words folded (see :class:`_FoldCache`).
+
+    Only for tokenizer patterns that cannot match white space nor look around a match
+    (:data:`_SPACE_FREE_PATTERNS`): then the words of a text are those of its white-space
+    separated runs, one run after another, and the same run always gives the same words.
+    """
+
+    def __init__(self, plan: _Plan, folds: _FoldCache) -> None:
+        super().__init__()
+        self.findall = plan.pattern.findall
+        self.folds = folds
+
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        words = tuple(map(self.folds.__getitem__, self.findall(chunk)))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[chunk] = words
+        return words
+
+
+class _StemChunkCache(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> the stems of its kept words; and in ``leads``, the
+    run -> its number of words and the index of its first kept word (-1 for none)."""
+
+    def __init__(self, chunks: _ChunkCache, stems: _StemCache) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._stems = stems
+        self.leads: dict[str, tuple[int, int]] = {}
+
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        chunks = self._chunks
+        folded = chunks.get(chunk) or tuple(map(chunks.folds.__getitem__, chunks.findall(chunk)))
+        kept = [w for w in folded if w]
+        stems = tuple(map(self._stems.__getitem__, kept))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+            self.leads.clear()
+        self[chunk] = stems
+        self.leads[chunk] = (len(folded), folded.index(kept[0]) if kept else -1)
+        return stems
+
+
+# Characters no word of those patterns starts or ends with (no word character among them).
+_EDGE_PUNCTUATION = "()[]{}<>,;:!?\"'.`*&/\\|~^=+-%#@$"
+
+# Tokenizer patterns known to match no white space and to look at nothing around a match.
+_SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
+
+# Caches shared by the plans of equal chains (title, abstract and content analyzers).
+_WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None, _StemChunkCache | None]
+_CACHES: dict[tuple[Any, ...], _WordCaches] = {}
+
+
+def _caches_for(plan: _Plan, stem_lang: str | None) -> _WordCaches:
+    charmap = plan.charmap
+    charmap_key = frozenset(charmap.items()) if isinstance(charmap, dict) else id(charmap)
+    key = (
+        plan.pattern.pattern,
+        plan.pattern.flags,
+        charmap_key,
+        plan.stops,
+        plan.minsize,
+        plan.maxsize,
+        stem_lang,
+        plan.ignore,
+        plan.drops,
+    )
+    caches = _CACHES.get(key)
+    if caches is None:
+        folds = _FoldCache(plan)
+        space_free = plan.pattern.pattern in _SPACE_FREE_PATTERNS and not (
+            plan.pattern.flags & re.VERBOSE
+        )
+        stems = _StemCache(plan)
+        chunks = _ChunkCache(plan, folds) if space_free else None
+        stem_chunks = (
+            _StemChunkCache(chunks, stems)
+            if chunks is not None and plan.drops and plan.minsize >= 1 and plan.stemmer
+            else None
+        )
+        caches = _CACHES[key] = (folds, stems, chunks, stem_chunks)
+    return caches
+
+
+def _index_words(plan: _Plan, value: str) -> IndexWords:
+    """The tokens :meth:`FastAnalyzer._bulk` yields for ``value`` (``start_pos`` 0), both
+    with and without stemming, without a Token per word.
+
+    Each word's folding, stop test and stem are looked up in caches (the same per word
+    wherever it occurs), which turns the per-word work into C-level ``map`` calls; for a
+    pattern that cannot span white space, per white-space separated run. A dropped word
+    folds to "", so the kept ones are the non-empty ones: right when the stop filter's
+    ``minsize`` is at least 1 (else an empty word could be kept; such a chain takes
+    :func:`_index_words_plain`).
+    """
+    if (plan.drops and plan.minsize < 1) or plan.caches is None:
+        return _index_words_plain(plan, value)
+    folds, stems, chunks, stem_chunks = plan.caches
+    if stem_chunks is not None and plan.renumber:
+        # Stems straight from each run; the first position is the number of words before
+        # the first kept one.
+        # Punctuation at a run's ends is never in a word (a word starts and ends with a
+        # word character): without it, "model", "(model)," and "model." share an entry.
+        pieces = list(map(str.strip, value.split(), repeat(_EDGE_PUNCTUATION)))
+        found = list(chain.from_iterable(map(stem_chunks.__getitem__, pieces)))
+        first = 0
+        if found:
+            leads = stem_chunks.leads
+            for piece in pieces:
+                count, lead = leads.get(piece) or _lead(stem_chunks, piece)
+                if lead >= 0:
+                    first += lead
+                    break
+                first += count
+        return IndexWords(found, range(first, first + len(found)), plan=plan, text=value)
+    if chunks is not None:
+        folded = list(chain.from_iterable(map(chunks.__getitem__, value.split())))
+    else:
+        folded = list(map(folds.__getitem__, plan.pattern.findall(value)))
+    positions: Sequence[int]
+    if not plan.drops:  # no stop filter: every word kept, even one folded to nothing
+        kept = folded
+        positions = range(len(kept))
+    elif plan.renumber:
+        kept = list(filter(None, folded))
+        first = 0
+        if kept:
+            while not folded[first]:
+                first += 1
+        positions = range(first, first + len(kept))
+    else:
+        kept = list(filter(None, folded))
+        positions = [pos for pos, word in enumerate(folded) if word]
+    if plan.stemmer is None:
+        return IndexWords(kept, positions, unstemmed=kept)
+    return IndexWords(list(map(stems.__getitem__, kept)), positions, unstemmed=kept)
+
+
+def _lead(stem_chunks: _StemChunkCache, piece: str) -> tuple[int, int]:
+    """``stem_chunks.leads[piece]``, once more after the cache was cleared meanwhile."""
+    stem_chunks.pop(piece, None)
+    stem_chunks[piece]  # noqa: B018  # computes both
+    return stem_chunks.leads[piece]
+
+
+def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
+    """:func:`_index_words` word by word, as :meth:`FastAnalyzer._bulk` does it."""
+    if value.isascii() and plan.ascii_lower_identity:
+        words = plan.pattern.findall(value.lower())
+    else:
+        charmap = plan.charmap
+        words = [w.lower().translate(charmap) for w in plan.pattern.findall(value)]
+    stops, minsize, maxsize = plan.stops, plan.minsize, plan.maxsize
+    pairs = [
+        (pos, word)
+        for pos, word in enumerate(words)
+        if len(word) >= minsize and (maxsize is None or len(word) <= maxsize) and word not in stops
+    ]
+    kept = [w for _, w in pairs]
+    positions: Sequence[int]
+    if plan.renumber:
+        first = pairs[0][0] if pairs else 0
+        positions = range(first, first + len(kept))
+    else:
+        positions = [pos for pos, _ in pairs]
+    if plan.stemmer is None:
+        stems = kept
+    elif plan.ignore:
+        ignore = plan.ignore
+        stems = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
+    else:
+        stems = plan.stemmer.stemWords(kept)
+    return IndexWords(stems, positions, unstemmed=kept)
 
 
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
@@ -100,6 +366,28 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         if kwargs.get("removestops", True) and not kwargs.keys() & _FULL_KWARGS:
             return self._bulk(plan, value, no_morph, **kwargs)
         return self._bulk_full(plan, value, no_morph, **kwargs)
+
+    def index_words(self, value: str) -> IndexWords | None:
+        """What indexing ``value`` (``mode="index"``, with positions) yields, as lists: or
+        None when this analyzer cannot do it in bulk."""
+        plan = self._plan
+        if plan is None:
+            return None
+        return _index_words(plan, value)
+
+    def index_key(self) -> tuple[int, bool] | None:
+        """Equal for analyzers whose :meth:`index_words` are the same for every text (they
+        share their caches): None when :meth:`index_words` cannot run in bulk."""
+        plan = self._plan
+        if plan is None or plan.caches is None:
+            return None
+        return id(plan.caches), plan.renumber
+
+    def splits_at_spaces(self) -> bool:
+        """Whether no word can span white space: then a text's words are those of its
+        lines (or any of its white-space separated pieces), one after another."""
+        plan = self._plan
+        return plan is not None and plan.caches is not None and plan.caches[2] is not None
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""

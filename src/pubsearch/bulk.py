@@ -1,11 +1,19 @@
-"""Writing many documents into a Whoosh index quickly.
+"""Writing many documents into a Whoosh index quickly: the index Whoosh's own writer
+writes, byte for byte (tests/test_bulk.py compares them), with far fewer Python calls.
 
-Two things make Whoosh's own writer slow on a large build: its posting pool sorts every
-posting as a Python tuple and, past ``limitmb``, pickles them to disk and merges them back;
-and it uses one core. Here:
+Whoosh's writer spends its time per token and per posting: a Token object per word, a
+``Format.word_values`` pass per field, a tuple per posting in a pool it sorts whole, and a
+``W3PostingsWriter.add_posting`` call per posting. Here:
 
-* :class:`BulkWriter` is a ``SegmentWriter`` whose pool keeps postings grouped by term in
-  memory (documents arrive in order, so only the terms need sorting at the end);
+* :class:`BulkWriter` is a ``SegmentWriter`` whose ``add_document`` takes a text field with
+  a :class:`~pubsearch.analysis.FastAnalyzer` from word lists (:func:`_bulk_postings`: the
+  analyzer's cached per-word results, a ``Counter``, positions encoded as
+  ``Positions.encode`` would; the title and abstract words reused for ``content``); every
+  other field takes Whoosh's own path;
+* its :class:`TermPool` keeps each field's postings in flat arrays, sorted by term and
+  docnum with numpy when the segment is written;
+* :func:`_write_postings` writes W3 blocks and term infos a term at a time, from slices of
+  those arrays (one pickle per block, as Whoosh), and the terms table in bulk;
 * :func:`write_documents` spreads documents over worker processes, each writing its own
   segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
   commits them all as one generation of the index. Small inputs are written in-process.
@@ -13,18 +21,32 @@ and it uses one core. Here:
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
+import itertools
 import multiprocessing
 import os
+import pickle
 import queue
+import struct
+import zlib
 from array import array
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy
+from whoosh import fields as whoosh_fields
+from whoosh import formats
+from whoosh.codec import whoosh3
+from whoosh.filedb import filetables
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from pubsearch import storage
+from pubsearch.analysis import FastAnalyzer, IndexWords
 
 Doc = dict[str, Any]
 
@@ -37,86 +59,150 @@ BATCH_SIZE = 250
 RESULT_TIMEOUT_SECONDS = 600.0
 
 
-class _Postings:
-    """One term's postings in compact arrays: docnums, weights, and the values' bytes
-    end to end with where each ends."""
+class _FieldPostings:
+    """One field's postings in the order they were added, in compact arrays: each posting's
+    term number, docnum, weight, and the size of its value; the values end to end."""
 
-    __slots__ = ("docnums", "ends", "values", "weights")
+    __slots__ = (
+        "int_weights",
+        "numbers",
+        "run_counts",
+        "run_docs",
+        "sizes",
+        "termnums",
+        "values",
+        "weights",
+    )
 
     def __init__(self) -> None:
-        self.docnums = array("I")
+        # Term -> number, given in order of first appearance (the dict keeps that order, so
+        # ``list(numbers)`` is the terms by number). A term is its bytes, or its text when
+        # the bulk path adds it (a stem from the analyzer's cache: its hash is kept, and
+        # it is encoded once, when written); both forms of a term get the same rank.
+        self.numbers: defaultdict[bytes | str, int] = defaultdict(itertools.count().__next__)
+        self.termnums = array("I")
+        # The docnums in runs (a document's postings in a field are added together).
+        self.run_docs = array("I")
+        self.run_counts = array("I")
         self.weights = array("d")
+        self.sizes = array("I")
         self.values = bytearray()
-        self.ends = array("I")
+        # Whether every weight given was an int: Whoosh keeps a block's highest weight as
+        # given, which pickles differently for 1 and 1.0 (spelling words are posted as 1).
+        self.int_weights = True
 
-    def add(self, docnum: int, weight: float, value: bytes | None) -> None:
-        if self.docnums and self.docnums[-1] > docnum:
-            raise ValueError("postings out of document order")
-        self.docnums.append(docnum)
-        self.weights.append(weight)
-        if value:
-            self.values += value
-        self.ends.append(len(self.values))
+    def add_many(
+        self,
+        docnum: int,
+        texts: list[bytes] | list[str],
+        weights: list[float],
+        values: list[bytes],
+        int_weights: bool,
+    ) -> None:
+        self.termnums.extend(map(self.numbers.__getitem__, texts))
+        self.run_docs.append(docnum)
+        self.run_counts.append(len(texts))
+        self.weights.extend(weights)
+        self.sizes.extend(map(len, values))
+        self.values += b"".join(values)
+        if not int_weights:
+            self.int_weights = False
 
-    def __iter__(self) -> Iterator[tuple[int, float, bytes]]:
-        values = bytes(self.values)
-        start = 0
-        for docnum, weight, end in zip(self.docnums, self.weights, self.ends, strict=True):
-            yield docnum, weight, values[start:end]
-            start = end
+    def __len__(self) -> int:
+        return len(self.termnums)
 
-
-_Single = tuple[int, float, bytes]
+    def docnums(self) -> numpy.ndarray[Any, Any]:
+        """Each posting's docnum."""
+        return numpy.repeat(
+            numpy.frombuffer(self.run_docs, dtype=numpy.uint32),
+            numpy.frombuffer(self.run_counts, dtype=numpy.uint32),
+        )
 
 
 class TermPool:
-    """Postings kept in memory, grouped by ``(field, term)``.
+    """Postings kept in memory, grouped by field, sorted by term and docnum when written.
 
-    Whoosh's writer hands postings over as ``(field, term, docnum, weight, value)`` in
-    document order, so each term's postings are already in docnum order and only the terms
-    need sorting when the segment is written. (Spelling words are all posted as document
-    0, once per document that has them: how Whoosh counts their frequency.) A term seen
-    once (most terms) is kept as one tuple; others in arrays, about 25 bytes a posting,
-    where a tuple per posting takes about 150.
+    Documents are added in docnum order, so the postings need only a stable sort by term
+    (done with numpy when the segment is written), which also puts any posting that
+    arrives out of order (as when merging segments) in its place. About 20 bytes a
+    posting plus its value, where Whoosh's pool keeps a tuple per posting.
     """
 
     def __init__(self) -> None:
-        self._terms: dict[tuple[str, bytes], _Single | _Postings] = {}
-        self.fieldnames: set[str] = set()
+        self._fields: dict[str, _FieldPostings] = {}
+
+    @property
+    def fieldnames(self) -> set[str]:
+        return set(self._fields)
+
+    def _field(self, fieldname: str) -> _FieldPostings:
+        held = self._fields.get(fieldname)
+        if held is None:
+            held = self._fields[fieldname] = _FieldPostings()
+        return held
 
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        """Add one ``(fieldname, text, docnum, weight, value)`` posting (Whoosh's API)."""
         fieldname, text, docnum, weight, value = item
-        key = (fieldname, text)
-        held = self._terms.get(key)
-        if held is None:
-            self._terms[key] = (docnum, weight, value or b"")
-            self.fieldnames.add(fieldname)
-            return
-        if not isinstance(held, _Postings):
-            first = held
-            held = self._terms[key] = _Postings()
-            held.add(*first)
-        try:
-            held.add(docnum, weight, value)
-        except ValueError:
-            raise ValueError(f"postings out of document order for {key!r}") from None
+        self._field(fieldname).add_many(
+            docnum, [text], [weight], [value or b""], type(weight) is int
+        )
+
+    def add_many(
+        self,
+        fieldname: str,
+        docnum: int,
+        texts: list[bytes] | list[str],
+        weights: list[float],
+        values: list[bytes],
+        int_weights: bool = False,
+    ) -> None:
+        """Add one document's postings in ``fieldname``: ``texts[i]`` with ``weights[i]``
+        and ``values[i]``."""
+        if texts:
+            self._field(fieldname).add_many(docnum, texts, weights, values, int_weights)
+
+    def sorted_fields(self) -> list[tuple[str, _FieldPostings]]:
+        return sorted(self._fields.items())
+
+    def drop(self, fieldname: str) -> None:
+        self._fields.pop(fieldname, None)
 
     def iter_postings(self) -> Iterator[tuple[str, bytes, int, float, bytes]]:
-        terms = self._terms
-        for key in sorted(terms):
-            fieldname, text = key
-            held = terms.pop(key)
-            if isinstance(held, _Postings):
-                for docnum, weight, value in held:
-                    yield fieldname, text, docnum, weight, value
-            else:
-                yield fieldname, text, *held
+        """Every posting as ``(fieldname, text, docnum, weight, value)``, sorted by field,
+        term and docnum (what Whoosh's ``add_postings`` takes)."""
+        for fieldname, held in self.sorted_fields():
+            texts, sort_order, bounds = _sort_postings(held)
+            order = sort_order.tolist()
+            docnums = held.docnums().tolist()
+            weights = held.weights
+            values = bytes(held.values)
+            ends = list(itertools.accumulate(held.sizes, initial=0))
+            start = 0
+            for t, end in enumerate(bounds):
+                text = texts[t]
+                for i in order[start:end]:
+                    yield fieldname, text, docnums[i], weights[i], values[ends[i] : ends[i + 1]]
+                start = end
 
     def save(self) -> None:
         """Nothing to spill: segments are kept small enough instead."""
 
     def cleanup(self) -> None:
-        self._terms.clear()
+        self._fields.clear()
+
+
+def _sort_postings(held: _FieldPostings) -> tuple[list[bytes], numpy.ndarray[Any, Any], list[int]]:
+    """``held``'s terms in order, the order of its postings (by term, then docnum, else as
+    added), and where each term's postings end in that order."""
+    by_number: list[bytes] = [t.encode("utf-8") if isinstance(t, str) else t for t in held.numbers]
+    texts = sorted(set(by_number))
+    rank_of = {text: r for r, text in enumerate(texts)}
+    rank = numpy.fromiter(map(rank_of.__getitem__, by_number), numpy.int64, len(by_number))
+    ranks = rank[numpy.frombuffer(held.termnums, dtype=numpy.uint32)]
+    order = numpy.lexsort((held.docnums(), ranks))
+    bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(texts)))
+    return texts, order, bounds.tolist()
 
 
 class _Lengths:
@@ -132,6 +218,10 @@ class _Lengths:
         if len(column) <= docnum:
             column.extend(bytes(docnum + 1 - len(column)))
         column[docnum] = length_to_byte(length)
+
+    def column(self, fieldname: str) -> array[int] | None:
+        """The length bytes of ``fieldname`` by docnum (missing at the end: 0), if any."""
+        return self._bytes.get(fieldname)
 
     def doc_field_length_reader(self, fieldname: str) -> Callable[[int], int | None]:
         # What Whoosh's W3PerDocReader.doc_field_length_reader returns, from memory.
@@ -169,36 +259,693 @@ class _TellingFile:
         return getattr(self._file, name)
 
 
+# -- writing a segment's postings ------------------------------------------------------------
+
+_TERMINFO = struct.Struct("!BfIBBfII")  # W3TermInfo's fixed part
+_KEY_VALUE_LENGTHS = struct.Struct("!ii")  # before each key and value in the terms table
+_HASH_POINTER = struct.Struct("!Iq")  # a slot of the terms table's hash tables
+# Postings written to the file in one go (bounds the memory the pending bytes take).
+_WRITE_EVERY = 1 << 22
+
+
+def _can_write_fast(fieldwriter: Any) -> bool:
+    """Whether :func:`_write_postings` writes what ``fieldwriter`` would: Whoosh 3's codec
+    with nothing inlined in the terms table and MD5 hashes."""
+    codec: Any = getattr(fieldwriter, "_codec", None)
+    return (
+        type(fieldwriter) is whoosh3.W3FieldWriter
+        and type(codec) is whoosh3.W3Codec
+        and codec._inlinelimit <= 1
+        and codec._blocklimit >= 1
+        and type(fieldwriter._tindex) is filetables.OrderedHashWriter
+        and fieldwriter._tindex.hashfn is filetables.md5_hash
+        and not fieldwriter._fieldmap
+    )
+
+
+def _write_postings(
+    fieldwriter: Any, schema: Any, pool: TermPool, lengths: _Lengths | None
+) -> None:
+    """Write ``pool``'s postings through ``fieldwriter`` (a ``W3FieldWriter``) as its
+    ``add_postings`` would, byte for byte, with a few Python calls per term instead of
+    several per posting: the same blocks (ids delta-encoded, weights and values minified,
+    pickled, compressed past the same size), the same block and term statistics, the same
+    terms table."""
+    terms = _TermsTable(fieldwriter._tindex)
+    postfile = fieldwriter._postfile
+    fieldmap = fieldwriter._fieldmap
+    pos: int = postfile.tell()
+    for fieldname, held in pool.sorted_fields():
+        pool.drop(fieldname)  # its arrays go once written
+        if not len(held):
+            continue
+        fieldid = fieldmap[fieldname] = len(fieldmap)
+        column = lengths.column(fieldname) if lengths is not None else None
+        blocks = _FieldBlocks(fieldwriter._codec, schema[fieldname].format, held, column)
+        keyprefix = _USHORT.pack(fieldid)
+        for texts, posts, infos in blocks.chunks(pos):
+            postfile.write(posts)
+            pos += len(posts)
+            terms.add(keyprefix, texts, infos)
+    terms.finish()
+    if postfile.tell() != pos:
+        raise RuntimeError("postings written out of step with the file")
+
+
+class _TermsTable:
+    """Rows added to a ``W3FieldWriter``'s terms table (an ``OrderedHashWriter``) as its
+    ``add`` adds them, many at a time, and its hash tables written a table at a time."""
+
+    def __init__(self, tindex: Any) -> None:
+        self._tindex = tindex
+        self._pos: int = tindex.dbfile.tell()
+        self._lastkey: bytes = tindex.lastkey
+
+    def add(self, keyprefix: bytes, texts: list[bytes], infos: list[bytes]) -> None:
+        tindex = self._tindex
+        index_append = tindex.index.append
+        buckets = tindex.buckets
+        md5 = hashlib.md5
+        pack_lengths = _KEY_VALUE_LENGTHS.pack
+        lastkey = self._lastkey
+        tpos = self._pos
+        rows: list[bytes] = []
+        for text, info in zip(texts, infos, strict=True):
+            key = keyprefix + text
+            if key <= lastkey:
+                raise ValueError(f"Keys must increase: {lastkey!r}..{key!r}")
+            lastkey = key
+            index_append(tpos)
+            # filetables.md5_hash: the digest's low 32 bits
+            h = int.from_bytes(md5(key, usedforsecurity=False).digest()[-4:], "big")
+            buckets[h & 255].append((h, tpos))
+            rows.append(pack_lengths(len(key), len(info)))
+            rows.append(key)
+            rows.append(info)
+            tpos += 8 + len(key) + len(info)
+        tindex.dbfile.write(b"".join(rows))
+        self._lastkey = lastkey
+        self._pos = tpos
+
+    def finish(self) -> None:
+        tindex = self._tindex
+        tindex.lastkey = self._lastkey
+        if tindex.dbfile.tell() != self._pos:
+            raise RuntimeError("terms written out of step with the file")
+        tindex._write_hashes = lambda: _write_hashes(tindex)
+
+
+# Postings a chunk of terms spans (bounds the Python lists made from the numpy arrays).
+_CHUNK_POSTINGS = 1 << 17
+# Pickled block infos and single-posting blocks remembered, per field, for reuse (a
+# document's rare terms share them).
+_BLOCK_CACHE_LIMIT = 1 << 16
+
+
+class _FieldBlocks:
+    """One field's postings, sorted, turned into W3 blocks (``W3PostingsWriter``) and term
+    infos (``W3TermInfo.to_bytes``) a chunk of terms at a time."""
+
+    def __init__(self, codec: Any, fmt: Any, held: _FieldPostings, column: Any) -> None:
+        self.blocklimit: int = codec._blocklimit
+        self.compression: int = codec._compression
+        self.fixed: int | None = fmt.fixed_value_size()
+        self.int_weights = held.int_weights
+        self.texts, order, self.bounds = _sort_postings(held)
+        # Postings are taken in sorted order a chunk at a time (``order``'s slice), which
+        # keeps the memory this takes to a few arrays of the field's size.
+        self.order = order.astype(numpy.int32) if len(order) < 2**31 else order
+        del order
+        self.docnums = held.docnums()
+        self.weights = numpy.frombuffer(held.weights, dtype=numpy.float64)
+        sizes = numpy.frombuffer(held.sizes, dtype=numpy.uint32)
+        self.has_empty = bool((sizes == 0).any())
+        self.values = bytes(held.values)
+        held.values = bytearray()
+        fixed = self.fixed
+        self.fixed_values: bytes | None = None
+        self.value_ends: numpy.ndarray[Any, Any] | None = None
+        if fixed is not None and fixed > 0 and not self.has_empty and bool((sizes == fixed).all()):
+            self.fixed_values = (
+                numpy.frombuffer(self.values, dtype=numpy.uint8)
+                .reshape(-1, fixed)[self.order]
+                .tobytes()
+            )
+            self.values = b""
+        elif fixed != 0:
+            self.value_ends = numpy.cumsum(sizes, dtype=numpy.int64)
+        self.sizes = sizes
+        self.lengths: numpy.ndarray[Any, Any] | None = None
+        if column:
+            top = max(len(column), int(self.docnums.max()) + 1)
+            self.lengths = numpy.zeros(top, dtype=numpy.uint8)
+            self.lengths[: len(column)] = numpy.frombuffer(column, dtype=numpy.uint8)
+        self.info_cache: dict[tuple[Any, ...], bytes] = {}
+        self.data_cache: dict[tuple[Any, ...], bytes] = {}
+
+    def chunks(self, pos: int) -> Iterator[tuple[list[bytes], bytes, list[bytes]]]:
+        """For each chunk of terms, from postings file offset ``pos`` on: their texts, their
+        postings' bytes, and their term infos."""
+        bounds = self.bounds
+        first = 0
+        while first < len(bounds):
+            a = bounds[first - 1] if first else 0
+            last = first
+            while last + 1 < len(bounds) and bounds[last + 1] - a <= _CHUNK_POSTINGS:
+                last += 1
+            posts, infos = self._chunk(first, last + 1, a, pos)
+            yield self.texts[first : last + 1], posts, infos
+            pos += len(posts)
+            first = last + 1
+
+    def _chunk(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
+        """Terms ``first`` to ``stop`` (their postings from ``a0`` on) written from ``pos``."""
+        b0 = self.bounds[stop - 1]
+        order = self.order[a0:b0]
+        sorted_docs = self.docnums[order].astype(numpy.int64)
+        docs = sorted_docs.tolist()
+        deltas = numpy.diff(sorted_docs, prepend=0).tolist()
+        raw_weights = self.weights[order]
+        weights = raw_weights.tolist()
+        # What Whoosh's block holds: each weight kept in an array("f").
+        weights32 = raw_weights.astype(numpy.float32).astype(numpy.float64).tolist()
+        lbytes = self.lengths[sorted_docs].tolist() if self.lengths is not None else None
+        fixed = self.fixed
+        fixed_values = self.fixed_values
+        if fixed_values is not None:
+            fixed_values = fixed_values[a0 * fixed : b0 * fixed]  # type: ignore[operator]
+        values = self.values
+        starts: list[int] = []
+        ends: list[int] = []
+        if self.value_ends is not None:
+            chunk_ends = self.value_ends[order]
+            ends = chunk_ends.tolist()
+            starts = (chunk_ends - self.sizes[order]).tolist()
+        has_empty = self.has_empty
+        tuple_values = fixed is None or fixed < 0
+        cache_data = fixed is not None and fixed >= 0  # small values, repeated in a document
+        int_weights = self.int_weights
+        blocklimit = self.blocklimit
+        compression = self.compression
+        min_compressed: int = whoosh3.COMPRESSION_MIN_SIZE
+        magic: bytes = whoosh3.WHOOSH3_HEADER_MAGIC
+        dumps = pickle.dumps
+        compress = zlib.compress
+        pack_size = _INT.pack
+        pack_terminfo = _TERMINFO.pack
+        pack_extent = _EXTENT.pack
+        info_cache = self.info_cache
+        data_cache = self.data_cache
+        if len(info_cache) > _BLOCK_CACHE_LIMIT:
+            info_cache.clear()
+        if len(data_cache) > _BLOCK_CACHE_LIMIT:
+            data_cache.clear()
+        posts: list[bytes] = []
+        infos: list[bytes] = []
+        a = 0
+        for b in self.bounds[first:stop]:
+            b -= a0
+            termstart = pos
+            if b - a == 1:
+                # One posting (most terms): one block, its statistics the posting's.
+                doc = docs[a]
+                w32 = weights32[a]
+                mini_weights: Any = None if w32 == 1.0 else w32
+                if fixed == 0:
+                    mini_values: Any = None
+                elif fixed_values is not None:
+                    mini_values = fixed_values[a * fixed : b * fixed]  # type: ignore[operator]
+                else:
+                    value = values[starts[a] : ends[a]]
+                    if tuple_values:
+                        mini_values = (value,) if value or not has_empty else ()
+                    else:
+                        mini_values = value
+                key = (doc, mini_weights, mini_values)
+                data = data_cache.get(key) if cache_data else None
+                if data is None:
+                    data = dumps(((doc,), mini_weights, mini_values), 2)
+                    if compression and len(data) >= min_compressed:
+                        data = compress(data, compression)
+                    if cache_data:
+                        data_cache[key] = data
+                comp = compression if data[:1] != b"\x80" else 0
+                weight = weights[a]
+                block_max: Any = (int(weight) if int_weights else weight) if weight > 0 else 0
+                length_byte = lbytes[a] if lbytes is not None else 0
+                info_key = (doc, block_max, comp, length_byte)
+                info = info_cache.get(info_key)
+                if info is None:
+                    info = info_cache[info_key] = dumps(
+                        (1, doc, block_max, comp, length_byte, length_byte), 2
+                    )
+                size = len(info) + len(data)
+                posts += (magic, pack_size(-size), info, data)
+                pos += 8 + size
+                infos.append(
+                    pack_terminfo(0, w32, 1, length_byte, length_byte, block_max, doc, doc)
+                    + pack_extent(termstart, 8 + size)
+                )
+                a = b
+                continue
+            posts.append(magic)
+            pos += 4
+            total_weight: float = 0
+            max_weight: Any = 0
+            min_len = 0
+            max_len = 0
+            for s in range(a, b, blocklimit):
+                e = min(s + blocklimit, b)
+                n = e - s
+                ids = (docs[s], *deltas[s + 1 : e])
+                ws = weights32[s:e]
+                if ws.count(1.0) == n:
+                    mini_weights = None
+                elif ws.count(ws[0]) == n:
+                    mini_weights = ws[0]
+                else:
+                    mini_weights = tuple(ws)
+                if fixed == 0:
+                    mini_values = None
+                elif fixed_values is not None:
+                    mini_values = fixed_values[s * fixed : e * fixed]  # type: ignore[operator]
+                else:
+                    found: Iterable[bytes] = map(
+                        values.__getitem__, map(slice, starts[s:e], ends[s:e])
+                    )
+                    if has_empty:
+                        found = filter(None, found)
+                    mini_values = tuple(found) if tuple_values else b"".join(found)
+                data = dumps((ids, mini_weights, mini_values), 2)
+                comp = compression if len(data) >= min_compressed else 0
+                if comp:
+                    data = compress(data, comp)
+                block_max = max(weights[s:e])
+                if not block_max > 0:
+                    block_max = 0
+                elif int_weights:
+                    block_max = int(block_max)
+                if lbytes is not None:
+                    lb = lbytes[s:e]
+                    block_maxlen = max(lb)
+                    block_minlen = min(lb)
+                    if not block_minlen and block_maxlen:
+                        block_minlen = min(x for x in lb if x)
+                else:
+                    block_minlen = block_maxlen = 0
+                info = dumps((n, docs[e - 1], block_max, comp, block_minlen, block_maxlen), 2)
+                size = len(info) + len(data)
+                posts += (pack_size(-size if e == b else size), info, data)
+                pos += 4 + size
+                total_weight += sum(ws)
+                if block_max > max_weight:
+                    max_weight = block_max
+                if block_maxlen:
+                    if not min_len or block_minlen < min_len:
+                        min_len = block_minlen
+                    if block_maxlen > max_len:
+                        max_len = block_maxlen
+            infos.append(
+                pack_terminfo(
+                    0, total_weight, b - a, min_len, max_len, max_weight, docs[a], docs[b - 1]
+                )
+                + pack_extent(termstart, pos - termstart)
+            )
+            a = b
+        return b"".join(posts), infos
+
+
+def _write_hashes(tindex: Any) -> None:
+    """``HashWriter._write_hashes``: the same tables, written one per call, not one slot."""
+    dbfile = tindex.dbfile
+    null = (0, 0)
+    for entries in tindex.buckets:
+        tablepos = dbfile.tell()
+        numslots = 2 * len(entries)
+        tindex.directory.append((tablepos, numslots))
+        table: list[tuple[int, int]] = [null] * numslots
+        for entry in entries:
+            slot = (entry[0] >> 8) % numslots
+            while table[slot] != null:
+                slot = (slot + 1) % numslots
+            table[slot] = entry
+        dbfile.write(b"".join(itertools.starmap(_HASH_POINTER.pack, table)))
+
+
+_INT = struct.Struct("!i")
+_USHORT = struct.Struct("!H")
+_EXTENT = struct.Struct("!qi")  # a term's offset and length in the postings file
+
+
+# -- analysing a document's text fields in bulk ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _BulkField:
+    """A text field whose postings :func:`_bulk_postings` computes from word lists."""
+
+    analyzer: FastAnalyzer
+    key: tuple[int, bool]  # the analyzer's index_key
+    positions: bool  # the format stores positions (else frequencies)
+    field_boost: float  # the format's
+    scorable: bool
+    by_lines: bool  # words never span a line: a text can be analysed line by line
+
+
+def _bulk_fields(schema: Any) -> dict[str, _BulkField]:
+    """The fields of ``schema`` that :func:`_bulk_postings` can index: plain ``TEXT`` with a
+    bulk-capable :class:`FastAnalyzer`, storing positions or frequencies, no vectors."""
+    found: dict[str, _BulkField] = {}
+    for name, field in schema.items():
+        analyzer = getattr(field, "analyzer", None)
+        fmt: Any = getattr(field, "format", None)
+        if (
+            type(field) is whoosh_fields.TEXT
+            and field.indexed
+            and not field.vector
+            and isinstance(analyzer, FastAnalyzer)
+            and type(fmt) in (formats.Positions, formats.Frequency)
+        ):
+            key = analyzer.index_key()
+            if key is not None:
+                found[name] = _BulkField(
+                    analyzer=analyzer,
+                    key=key,
+                    positions=type(fmt) is formats.Positions,
+                    field_boost=float(fmt.field_boost),
+                    scorable=bool(field.scorable),
+                    by_lines=analyzer.splits_at_spaces(),
+                )
+    return found
+
+
+class _PositionsValue(dict[int, bytes]):
+    """A position -> ``Positions.encode([position])``: the value of a word seen once."""
+
+    def __missing__(self, pos: int) -> bytes:
+        value = self[pos] = _encode_positions([pos])
+        return value
+
+
+class _FrequencyValue(dict[int, bytes]):
+    """A frequency -> its value in a ``Frequency`` field (``pack_uint``)."""
+
+    def __missing__(self, freq: int) -> bytes:
+        value = self[freq] = _UINT.pack(freq)
+        return value
+
+
+class _PositionsValues(dict[tuple[int, ...], bytes]):
+    """Positions -> ``Positions.encode(positions)``, for words seen a few times (a pair of
+    positions recurs across documents)."""
+
+    def __missing__(self, positions: tuple[int, ...]) -> bytes:
+        value = _encode_positions(positions)
+        if len(positions) <= 3:
+            if len(self) >= _VALUES_CACHE_LIMIT:
+                self.clear()
+            self[positions] = value
+        return value
+
+
+_VALUES_CACHE_LIMIT = 1 << 18
+
+
+def _encode_positions(positions: Iterable[int]) -> bytes:
+    # formats.Positions.encode
+    deltas = []
+    base = 0
+    for pos in positions:
+        deltas.append(pos - base)
+        base = pos
+    return _UINT.pack(len(deltas)) + pickle.dumps(deltas, 2)
+
+
+_UINT = struct.Struct("!I")
+_SINGLE_POSITION = _PositionsValue()
+_POSITIONS = _PositionsValues()
+_FREQUENCY = _FrequencyValue()
+
+_Memo = dict[tuple[tuple[int, bool], str], IndexWords]
+
+
+def _words(spec: _BulkField, text: str, memo: _Memo) -> IndexWords:
+    """``spec``'s analyzer's index words for ``text``, remembered for the document (the
+    content field repeats the title and the abstract)."""
+    key = (spec.key, text)
+    words = memo.get(key)
+    if words is None:
+        found = spec.analyzer.index_words(text)
+        assert found is not None  # _bulk_fields checked
+        words = memo[key] = found
+    return words
+
+
+def _bulk_postings(
+    spec: _BulkField, value: str, boost: float, memo: _Memo
+) -> tuple[list[str], list[int], list[bytes], IndexWords | None]:
+    """What ``field.index(value)`` yields, as lists (terms not yet encoded): the terms in
+    order of first appearance, their frequencies and values; and the index words when
+    they were computed for the whole value."""
+    if not spec.positions:
+        if spec.by_lines and "\n" in value:
+            # Frequencies only: the lines' words counted line by line give the same.
+            counts: Counter[str] = Counter()
+            for line in value.split("\n"):
+                counts.update(_words(spec, line, memo).stems)
+            whole = None
+        else:
+            whole = _words(spec, value, memo)
+            counts = Counter(whole.stems)
+        freqs = list(counts.values())
+        return list(counts), freqs, list(map(_FREQUENCY.__getitem__, freqs)), whole
+    whole = _words(spec, value, memo)
+    stems = whole.stems
+    positions = whole.positions
+    counts = Counter(stems)
+    terms = list(counts)
+    freqs = list(counts.values())
+    if len(terms) == len(stems):  # every word once: positions in order
+        values = list(map(_SINGLE_POSITION.__getitem__, positions))
+    else:
+        seen: dict[str, list[int]] = {}
+        for stem, pos in zip(stems, positions, strict=True):
+            held = seen.get(stem)
+            if held is None:
+                seen[stem] = [pos]
+            else:
+                held.append(pos)
+        values = [
+            _SINGLE_POSITION[p[0]] if len(p) == 1 else _POSITIONS[tuple(p)] for p in seen.values()
+        ]
+    return terms, freqs, values, whole
+
+
+# Freed memory glibc keeps at the top of the heap instead of handing it back.
+_TRIM_THRESHOLD = 64 << 20
+_M_TRIM_THRESHOLD = -1  # mallopt's parameter number
+
+
+def _keep_freed_memory() -> None:
+    """Have glibc keep up to :data:`_TRIM_THRESHOLD` of freed memory rather than return it
+    to the system at once. Every ``zlib.compress`` (Whoosh compresses each postings block
+    and each document's stored fields) allocates about 270 kB and frees it: with glibc's
+    default threshold (128 kB) that memory goes back to the system after each call and is
+    faulted in page by page on the next, which made a call on 100 bytes cost 200 µs, not
+    15. Elsewhere than glibc, nothing changes."""
+    global _memory_kept
+    if _memory_kept:
+        return
+    _memory_kept = True
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+
+
+_memory_kept = False
+
+
+@dataclass(frozen=True)
+class _FieldPlan:
+    """What :meth:`BulkWriter.add_document` asks a field, asked once."""
+
+    field: Any
+    indexed: bool
+    bulk: _BulkField | None
+    scorable: bool
+    spelling: str | None  # the spelling field's name, when the field has one
+    vector: Any
+    stored: bool
+    column: Any
+    boost_key: str
+    stored_key: str
+
+
 class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
-    """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory, and
-    position-keeping segment files."""
+    """A ``SegmentWriter`` with a :class:`TermPool`, field lengths kept in memory,
+    position-keeping segment files, text fields analysed in bulk (see
+    :meth:`add_document`) and postings written a term at a time (:func:`_write_postings`).
+    """
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
+        _keep_freed_memory()
         whoosh_pool: Any = self.pool
         whoosh_pool.cleanup()
         self.pool: TermPool = TermPool()
         self._lengths = _Lengths()
+        self._bulk = _bulk_fields(self.schema)
+        self._plans: dict[str, _FieldPlan] = {}
         perdoc = self.perdocwriter
-        whoosh_add_field = perdoc.add_field
+        whoosh_add_field = self._whoosh_add_field = perdoc.add_field
 
         def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
             if length:
                 self._lengths.add(fieldname, self.docnum, length)
             whoosh_add_field(fieldname, fieldobj, value, length)
 
-        perdoc.add_field = add_field
+        perdoc.add_field = add_field  # as documents are copied in by a merge
         for name in ("_postfile", "_tindex"):
             holder = getattr(self.fieldwriter, name, None)
             structfile = getattr(holder, "dbfile", holder)  # the terms file is in a table
             if structfile is not None and hasattr(structfile, "file"):
                 structfile.file = _TellingFile(structfile.file)
 
+    def add_document(self, **fields: Any) -> None:
+        """``SegmentWriter.add_document``, step by step, except that a text field of
+        :func:`_bulk_fields` given a string gets its postings from
+        :func:`_bulk_postings` (lists, no Token per word; the title and abstract words
+        reused for the content field), and that the postings reach the pool a field at a
+        time, once the whole document went through (Whoosh's leaves a failed document's
+        postings in the pool)."""
+        self._check_state()
+        schema = self.schema
+        docnum = self.docnum
+        perdoc = self.perdocwriter
+        plans = self._plans
+        add_field = self._whoosh_add_field
+        add_length = self._lengths.add
+        docboost = self._doc_boost(fields)
+        fieldnames = sorted([name for name in fields if not name.startswith("_")])
+        self._check_fields(schema, fieldnames)
+        postings: list[tuple[str, int, list[bytes] | list[str], list[float], list[bytes], bool]]
+        postings = []
+        memo: _Memo = {}
+        vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
+        perdoc.start_doc(docnum)
+        try:
+            for fieldname in fieldnames:
+                value = fields[fieldname]
+                if value is None:
+                    continue
+                plan = plans.get(fieldname) or self._plan(fieldname)
+                field = plan.field
+                spec = plan.bulk if isinstance(value, str) else None
+                length = 0
+                words: IndexWords | None = None
+                if plan.indexed:
+                    boost_key = plan.boost_key
+                    fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
+                    if spec is not None:
+                        terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
+                        boost = spec.field_boost
+                        if boost == 1.0 and fieldboost == 1.0:
+                            weights = list(map(float, freqs))
+                        else:
+                            weights = [float(f) * boost * fieldboost for f in freqs]
+                        if spec.scorable:
+                            length = sum(freqs)
+                        postings.append((fieldname, docnum, terms, weights, values, False))
+                    else:
+                        texts: list[bytes] = []
+                        weights, values = [], []
+                        scorable = plan.scorable
+                        for tbytes, freq, weight, vb in field.index(value):
+                            texts.append(tbytes)
+                            weights.append(weight * fieldboost)
+                            values.append(vb)
+                            if scorable:
+                                length += freq
+                        postings.append((fieldname, docnum, texts, weights, values, False))
+                    if values:
+                        vbytes = values[-1]
+
+                spellfield = plan.spelling
+                if spellfield is not None:
+                    if spec is not None:
+                        if words is None:
+                            words = _words(spec, value, memo)
+                        spell = sorted(set(words.unstemmed()))
+                    else:
+                        spell = list(field.spellable_words(value))
+                    if spell:
+                        if vbytes is None:
+                            raise UnboundLocalError("no posting value for spelling words")
+                        # Whoosh posts spelling words to document 0, once per document
+                        # having them (their count is all it reads).
+                        postings.append(
+                            (
+                                spellfield,
+                                0,
+                                list(map(str.encode, spell)),
+                                [1] * len(spell),
+                                [vbytes] * len(spell),
+                                True,
+                            )
+                        )
+
+                vformat = plan.vector
+                if vformat:
+                    vitems = vformat.word_values(value, field.analyzer, mode="index")
+                    vitems = sorted((text, weight, vb) for text, _, weight, vb in vitems)
+                    perdoc.add_vector_items(fieldname, field, vitems)
+
+                customval = fields.get(plan.stored_key, value)
+                if length:
+                    add_length(fieldname, docnum, length)
+                add_field(fieldname, field, customval if plan.stored else None, length)
+                column = plan.column
+                if column and customval is not None:
+                    perdoc.add_column_value(fieldname, column, field.to_column_value(customval))
+        except ValueError:
+            perdoc.cancel_doc()
+            raise
+
+        perdoc.finish_doc()
+        add_many = self.pool.add_many
+        for fieldname, postdoc, texts_or_terms, weights, values, int_weights in postings:
+            add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
+        self._added = True
+        self.docnum += 1
+
+    def _plan(self, fieldname: str) -> _FieldPlan:
+        field = self.schema[fieldname]
+        plan = self._plans[fieldname] = _FieldPlan(
+            field=field,
+            indexed=bool(field.indexed),
+            bulk=self._bulk.get(fieldname),
+            scorable=bool(field.scorable),
+            spelling=field.spelling_fieldname(fieldname) if field.separate_spelling() else None,
+            vector=field.vector,
+            stored=bool(field.stored),
+            column=field.column_type,
+            boost_key=f"_{fieldname}_boost",
+            stored_key=f"_stored_{fieldname}",
+        )
+        return plan
+
     def _flush_segment(self) -> None:
         # SegmentWriter._flush_segment, with the lengths from memory.
         self.perdocwriter.close()
         lengths = self._lengths if self.codec.length_stats else None
-        self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
+        if _can_write_fast(self.fieldwriter):
+            _write_postings(self.fieldwriter, self.schema, self.pool, lengths)
+        else:
+            self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
         self.fieldwriter.close()
 
 
@@ -213,25 +960,40 @@ def _finish_segment(writer: BulkWriter) -> Any:
     return segment
 
 
+def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
+    """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
+    fewer), left for a committing writer to name in a table of contents."""
+    segments: list[Any] = []
+    writer: BulkWriter | None = None
+    count = 0
+    try:
+        for doc in docs:
+            if writer is None:
+                writer = BulkWriter(ix, _lk=False)
+            writer.add_document(**doc)
+            count += 1
+            if count >= docs_per_segment:
+                segments.append(_finish_segment(writer))
+                writer, count = None, 0
+        if writer is not None:
+            segments.append(_finish_segment(writer))
+            writer = None
+    finally:
+        if writer is not None:
+            writer.cancel()
+    return segments
+
+
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
     try:
         ix = storage.open_index(index_dir)
-        segments: list[Any] = []
-        writer: BulkWriter | None = None
-        count = 0
-        while (batch := _next_batch(jobs)) is not None:
-            for doc in batch:
-                if writer is None:
-                    writer = BulkWriter(ix, _lk=False)
-                writer.add_document(**doc)
-                count += 1
-                if count >= docs_per_segment:
-                    segments.append(_finish_segment(writer))
-                    writer, count = None, 0
-        if writer is not None:
-            segments.append(_finish_segment(writer))
-        results.put(("ok", segments))
+
+        def docs() -> Iterator[Doc]:
+            while (batch := _next_batch(jobs)) is not None:
+                yield from batch
+
+        results.put(("ok", _write_segments(ix, docs(), docs_per_segment)))
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
@@ -263,8 +1025,9 @@ def write_documents(
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
 
-    The first ``parallel_threshold`` documents are buffered: a smaller input is written
-    in this process as one segment; a larger one is spread over ``workers`` processes.
+    The first ``parallel_threshold`` documents are buffered: a smaller input (or any
+    input, with one worker) is written in this process; a larger one is spread over
+    ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
     """
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
@@ -276,19 +1039,10 @@ def write_documents(
         if len(head) >= parallel_threshold:
             break
     if len(head) < parallel_threshold or workers < 2:
-        writer = BulkWriter(ix)
-        try:
-            for doc in head:
-                writer.add_document(**doc)
-            for doc in stream:
-                writer.add_document(**doc)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit(merge=False)
-        count = int(writer.doc_count())
-        ix.close()
-        return count
+        # In this process, in segments as a worker writes them (which bounds the memory).
+        segments = _write_segments(ix, _chain(head, stream), docs_per_segment)
+        _commit_segments(ix, segments)
+        return sum(int(segment.doc_count_all()) for segment in segments)
 
     ctx = multiprocessing.get_context("spawn")
     jobs = ctx.Queue(maxsize=workers * 4)
@@ -313,7 +1067,7 @@ def write_documents(
             count += len(batch)
         for _ in procs:
             _put(jobs, None, procs)
-        segments: list[Any] = []
+        segments = []
         for _ in procs:
             status, payload = _get(results, procs)
             if status != "ok":
@@ -333,13 +1087,18 @@ def write_documents(
     finally:
         jobs.close()
         results.close()
-    # One table of contents naming every worker's segments.
+    _commit_segments(ix, segments)
+    return count
+
+
+def _commit_segments(ix: Any, segments: list[Any]) -> None:
+    """Commit ``segments`` as the index's next generation: one table of contents naming
+    them all."""
     committer = SegmentWriter(ix)
     committer._close_segment()
     committer._commit_toc(segments)
     committer._finish()
     ix.close()
-    return count
 
 
 def _chain(head: list[Doc], stream: Iterator[Doc]) -> Iterator[Doc]:
