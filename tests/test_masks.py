@@ -68,3 +68,17 @@ def test_phrase_matches_follow_a_new_generation(index_dir: Path) -> None:
         assert service.search(SearchRequest(q='"batch size"')).total == before + 1
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("text", ["000A:0", "1A:0 model"])
+def test_a_field_the_schema_lacks_matches_nothing(index_dir: Path, text: str) -> None:
+    # Whoosh's parser can make a term of an unknown field out of "000A:0" (found by
+    # hypothesis): it matches nothing, rather than raising.
+    service = SearchService(index_dir)
+    try:
+        assert service.search(SearchRequest(q=text)).total >= 0
+    finally:
+        service.close()
+    with _searcher(index_dir) as searcher:
+        size = searcher.reader().doc_count_all()
+        assert not query_mask(searcher, wq.Term("A", "0"), size).any()

@@ -101,7 +101,11 @@ def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
     terms of different precision and turns a range into ranges of those terms.)"""
     kind = type(q)
     fieldname = getattr(q, "fieldname", None)
-    if fieldname is None or not isinstance(reader.schema[fieldname], fields.NUMERIC):
+    if (
+        not isinstance(fieldname, str)
+        or fieldname not in reader.schema
+        or not isinstance(reader.schema[fieldname], fields.NUMERIC)
+    ):
         return None
     if kind is wq.Term and isinstance(q.text, bytes):
         return [(fieldname, q.text)]
