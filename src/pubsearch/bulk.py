@@ -102,7 +102,7 @@ class _FieldPostings:
         self.termnums.extend(map(self.numbers.__getitem__, texts))
         self.run_docs.append(docnum)
         self.run_counts.append(len(texts))
-        self.weights.extend(weights)
+        self.weights.fromlist(weights)
         self.sizes.extend(map(len, values))
         self.values += b"".join(values)
         if not int_weights:
