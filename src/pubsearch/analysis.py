@@ -343,6 +343,16 @@ def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
     return IndexWords(stems, positions, unstemmed=kept)
 
 
+def _stems(plan: _Plan, words: list[str]) -> list[str]:
+    """``words`` stemmed as the plan's stem filter would (its ignored words left alone)."""
+    if plan.stemmer is None:
+        return words
+    if plan.ignore:
+        return [w if w in plan.ignore else plan.stemmer.stemWord(w) for w in words]
+    stems: list[str] = plan.stemmer.stemWords(words)
+    return stems
+
+
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
     """The chain of ``composables``, run in bulk where that gives the same tokens."""
 
@@ -424,13 +434,8 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         if not kept:
             return
         texts = [w for _, w in kept]
-        if not no_morph and plan.stemmer is not None:
-            ignore = plan.ignore
-            if ignore:
-                stems = [w if w in ignore else plan.stemmer.stemWord(w) for w in texts]
-            else:
-                stems = plan.stemmer.stemWords(texts)
-            texts = stems
+        if not no_morph:
+            texts = _stems(plan, texts)
         t = Token(positions, False, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0
         t.stopped = False
@@ -468,12 +473,8 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
             for w in words
         ]
         kept = [w for w, stop in zip(words, stopped, strict=True) if not stop]
-        if not no_morph and plan.stemmer is not None:
-            ignore = plan.ignore
-            if ignore:
-                kept = [w if w in ignore else plan.stemmer.stemWord(w) for w in kept]
-            else:
-                kept = plan.stemmer.stemWords(kept)
+        if not no_morph:
+            kept = _stems(plan, kept)
         stems = iter(kept)
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0
