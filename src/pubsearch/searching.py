@@ -364,7 +364,7 @@ class SearchService:
                 return tuple(
                     self._hit(ranked[i], i + 1, year_marks) for i in range(first, len(top))
                 )
-        # Anything else (wildcards, ranges, phrases with a slop): Whoosh's own collector.
+        # Anything else (fuzzy terms, another weighting model): Whoosh's own collector.
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
         sortedby: Any = None
         if request.sort == "newest" or (request.sort == "relevance" and query is None):
