@@ -1,5 +1,5 @@
 """Writing many documents into a Whoosh index quickly: the index Whoosh's own writer
-writes, byte for byte (tests/test_bulk.py compares them), with far fewer Python calls.
+writes (tests/test_bulk.py compares them), with far fewer Python calls.
 
 Whoosh's writer spends its time per token and per posting: a Token object per word, a
 ``Format.word_values`` pass per field, a tuple per posting in a pool it sorts whole, and a
@@ -13,7 +13,10 @@ Whoosh's writer spends its time per token and per posting: a Token object per wo
 * its :class:`TermPool` keeps each field's postings in flat arrays, sorted by term and
   docnum with numpy when the segment is written;
 * :func:`_write_postings` writes W3 blocks and term infos a term at a time, from slices of
-  those arrays (one pickle per block, as Whoosh), and the terms table in bulk;
+  those arrays (one pickle per block, as Whoosh), and the terms table in bulk. Blocks are
+  pickled with a newer protocol than Whoosh's 2, which stores each position list as plain
+  bytes instead of a call to ``_codecs.encode`` on a Latin-1 string: Whoosh's reader
+  unpickles the very same tuples, from blocks a quarter smaller, five times faster;
 * :func:`write_documents` spreads documents over worker processes, each writing its own
   segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
   commits them all as one generation of the index. Small inputs are written in-process.
@@ -287,10 +290,10 @@ def _write_postings(
     fieldwriter: Any, schema: Any, pool: TermPool, lengths: _Lengths | None
 ) -> None:
     """Write ``pool``'s postings through ``fieldwriter`` (a ``W3FieldWriter``) as its
-    ``add_postings`` would, byte for byte, with a few Python calls per term instead of
-    several per posting: the same blocks (ids delta-encoded, weights and values minified,
-    pickled, compressed past the same size), the same block and term statistics, the same
-    terms table."""
+    ``add_postings`` would, with a few Python calls per term instead of several per
+    posting: the same blocks (ids delta-encoded, weights and values minified, pickled,
+    compressed past the same size; see :data:`_BLOCK_PROTOCOL`), the same block and term
+    statistics, the same terms table."""
     terms = _TermsTable(fieldwriter._tindex)
     postfile = fieldwriter._postfile
     fieldmap = fieldwriter._fieldmap
@@ -357,6 +360,14 @@ class _TermsTable:
 
 # Postings a chunk of terms spans (bounds the Python lists made from the numpy arrays).
 _CHUNK_POSTINGS = 1 << 17
+# The pickle protocol of a block's data: Whoosh's reader unpickles any. Whoosh writes
+# protocol 2, where each bytes value (an encoded position list) becomes a call to
+# ``_codecs.encode`` on a Latin-1 string, costly to write and to read. Measured on
+# 30,000 arXiv records: index 155 -> 117 MB, indexing CPU 1.71-1.76 -> 1.39-1.48 ms per
+# record; unpickling a 128-posting block 106 -> 16 us. A block of one posting (most
+# terms) takes protocol 3, whose short pickles have no 9-byte frame header.
+_BLOCK_PROTOCOL = 5
+_SINGLE_PROTOCOL = 3
 # Pickled block infos and single-posting blocks remembered, per field, for reuse (a
 # document's rare terms share them).
 _BLOCK_CACHE_LIMIT = 1 << 16
@@ -484,7 +495,7 @@ class _FieldBlocks:
                 key = (doc, mini_weights, mini_values)
                 data = data_cache.get(key) if cache_data else None
                 if data is None:
-                    data = dumps(((doc,), mini_weights, mini_values), 2)
+                    data = dumps(((doc,), mini_weights, mini_values), _SINGLE_PROTOCOL)
                     if compression and len(data) >= min_compressed:
                         data = compress(data, compression)
                     if cache_data:
@@ -536,7 +547,7 @@ class _FieldBlocks:
                     if has_empty:
                         found = filter(None, found)
                     mini_values = tuple(found) if tuple_values else b"".join(found)
-                data = dumps((ids, mini_weights, mini_values), 2)
+                data = dumps((ids, mini_weights, mini_values), _BLOCK_PROTOCOL)
                 comp = compression if len(data) >= min_compressed else 0
                 if comp:
                     data = compress(data, comp)
