@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
 from pubsearch.batch import read_queries
@@ -15,16 +16,6 @@ from pubsearch.errors import QuerySyntaxError, ReadError
 
 def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_one_line_error(result: Result, code: int, *fragments: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    assert "Traceback" not in result.output
 
 
 def run_rows(text: str) -> list[list[str]]:

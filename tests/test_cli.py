@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
 from pubsearch import storage
@@ -20,16 +21,6 @@ def runner() -> CliRunner:
 
 def run(runner: CliRunner, *args: str, **kwargs: object) -> Result:
     return runner.invoke(main, list(args), catch_exceptions=False, **kwargs)  # type: ignore[arg-type]
-
-
-def assert_one_line_error(result: Result, code: int, *fragments: str) -> None:
-    assert result.exit_code == code, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
-    for fragment in fragments:
-        assert fragment in lines[0]
-    assert "Traceback" not in result.output
 
 
 @pytest.fixture(scope="module")
