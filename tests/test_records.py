@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pubsearch.records import (
     MARK_START,
@@ -17,6 +22,25 @@ from pubsearch.records import (
 def test_clean_text_collapses_space_and_drops_controls_and_marks() -> None:
     assert clean_text("  a\r\n\tb\x00c " + MARK_START) == "a b c"
     assert clean_text(None) == ""
+
+
+# Every ASCII character, the control characters and white space in particular, and a few
+# beyond: accents to compose, the private-use marks clean_text drops, odd spaces.
+_TEXT_CHARS = st.sampled_from(
+    [chr(c) for c in range(128)]
+    + ["\u00e9", "e\u0301", "\u00a0", "\u2028", "\u200b"]
+    + [MARK_START, "\ue001"]
+)
+
+
+@given(st.lists(_TEXT_CHARS, max_size=40).map("".join))
+def test_clean_text_equals_its_definition(text: str) -> None:
+    """The fast paths give what the plain definition gives: NFC, each control character
+    a space, white space collapsed and trimmed."""
+    spaced = re.sub(
+        r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ue000\ue001]", " ", unicodedata.normalize("NFC", text)
+    )
+    assert clean_text(text) == re.sub(r"\s+", " ", spaced).strip()
 
 
 def test_fold_ignores_case_and_accents() -> None:
@@ -135,9 +159,6 @@ def test_url_is_arxiv_abstract_page_when_known() -> None:
 # -- the streaming merger used by builds --------------------------------------------------
 
 from functools import reduce  # noqa: E402
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from pubsearch.records import StreamingMerger, Written, merge  # noqa: E402
 

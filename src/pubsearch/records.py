@@ -37,7 +37,13 @@ def clean_text(text: str | None) -> str:
         return ""
     # The fast paths below give the same result as the regular expressions: str.split()
     # splits on exactly the characters that ``\s`` matches. ASCII text is already NFC.
-    if not text.isascii():
+    if text.isascii():
+        # Split first: the white space it removes includes the control characters that
+        # are white space; a printable rest holds no other.
+        joined = " ".join(text.split())
+        if joined.isprintable():
+            return joined
+    else:
         text = unicodedata.normalize("NFC", text)
     if _CONTROL.search(text):
         text = _CONTROL.sub(" ", text)
