@@ -16,7 +16,7 @@ Whoosh's writer spends its time per token and per posting: a Token object per wo
   those arrays (one pickle per block, as Whoosh), and the terms table in bulk. Blocks are
   pickled with a newer protocol than Whoosh's 2, which stores each position list as plain
   bytes instead of a call to ``_codecs.encode`` on a Latin-1 string: Whoosh's reader
-  unpickles the very same tuples, from blocks a quarter smaller, five times faster;
+  unpickles the very same tuples, from blocks a quarter smaller, several times faster;
 * :func:`write_documents` spreads documents over worker processes, each writing its own
   segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
   commits them all as one generation of the index. Small inputs are written in-process.
