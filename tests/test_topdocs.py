@@ -218,3 +218,38 @@ def test_feedback_from_the_best_match_is_the_documented_formula(searcher, q: str
     assert {d for _, d in ours} == {d for _, d in plain}
     assert ours[0][1] == plain[0][1] == best
     assert [d for _, d in ours] != [d for _, d in plain]
+
+
+def test_field_lengths_equal_whoosh_per_document(tmp_path: Path) -> None:
+    """Lengths read a column at a time are the ones Whoosh reads document by document:
+    in a segment whose last documents lack the field (its column stops short), and in a
+    segment that has no such column at all."""
+    words = "graph neural network training batch size quantum model".split()
+    ix = storage.create_index(tmp_path)
+    segments = [
+        [
+            {
+                "id": f"a{i}",
+                "title": " ".join(words[: 1 + i % 8]),
+                "abstract": " ".join(words * (i * 7 % 60 + 1)) if i < 6 else None,
+            }
+            for i in range(9)
+        ],
+        [{"id": f"b{i}", "title": " ".join(words[i:])} for i in range(4)],
+    ]
+    for docs in segments:
+        writer = ix.writer()
+        for doc in docs:
+            writer.add_document(**{k: v for k, v in doc.items() if v is not None})
+        writer.commit(merge=False)
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 2
+        for fieldname in ("title", "abstract"):
+            got = field_lengths(reader, fieldname)
+            # Whoosh's None (a document without the field in a segment with the column)
+            # is 0 here, as the scorers take it.
+            want = [reader.doc_field_length(d, fieldname, 1) or 0 for d in range(13)]
+            assert got.tolist() == want, fieldname
+        assert field_lengths(reader, "abstract")[6:9].tolist() == [0, 0, 0]
+        assert field_lengths(reader, "abstract")[9:].tolist() == [1, 1, 1, 1]
+    ix.close()

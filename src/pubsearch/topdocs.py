@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from whoosh import fields, scoring
+import numpy.typing as npt
+from whoosh import columns, fields, scoring
 from whoosh import query as wq
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
@@ -57,9 +58,28 @@ def field_lengths(reader: Any, fieldname: str) -> FloatArray:
         count = segment.doc_count_all()
         if perdoc.has_column(column):
             lengths = perdoc.column_reader(column, LENGTHS_COLUMN)
-            raw = np.fromiter((b or 0 for b in lengths), dtype=np.uint8, count=count)
-            out[offset : offset + count] = _LENGTH_OF_BYTE[raw]
+            out[offset : offset + count] = _LENGTH_OF_BYTE[_length_bytes(lengths, count)]
     return out
+
+
+def _length_bytes(lengths: Any, count: int) -> npt.NDArray[np.uint8]:
+    """A segment's length bytes, one per document (0 for none), from its length column.
+
+    The column is one byte per document up to the last that has the field: read in one
+    piece, not a file read per document (0.1 to 0.25 s a field at 100k records, paid by
+    each new searcher)."""
+    if (
+        isinstance(lengths, columns.NumericColumn.Reader)
+        and lengths._fixedlen == 1
+        and lengths._default == 0
+    ):
+        stored = min(lengths._count, count)
+        raw = np.zeros(count, dtype=np.uint8)
+        if stored:
+            data = lengths._dbfile.get(lengths._basepos, stored)
+            raw[:stored] = np.frombuffer(data, dtype=np.uint8)
+        return raw
+    return np.fromiter((b or 0 for b in lengths), dtype=np.uint8, count=count)
 
 
 # Builds, for the best document, the query that scores how like it another document is.
