@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from whoosh import index as whoosh_index
 
-from pubsearch.facets import FACETS_FILE, FacetTable
+from pubsearch import storage
+from pubsearch.facets import FACETS_FILE, FacetTable, _live
 from pubsearch.indexing import build_index, update_index
 from pubsearch.masks import query_mask
 from pubsearch.querying import YearRange, parse_query
@@ -268,3 +269,24 @@ def test_update_shares_segment_files_with_the_previous_generation(
 def test_sample_slice_is_what_the_tests_assume() -> None:
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 300 and all(json.loads(line)["authors"] is not None for line in lines)
+
+
+def test_live_documents_are_those_whoosh_has_not_deleted(tmp_path: Path) -> None:
+    """The live mask, read from each segment's deleted set, is Whoosh's ``is_deleted``
+    document by document: over three segments, with deletions in two of them."""
+    ix = storage.create_index(tmp_path)
+    for segment in range(3):
+        writer = ix.writer()
+        for i in range(7):
+            writer.add_document(id=f"{segment}-{i}", title=f"paper {segment} {i}")
+        writer.commit(merge=False)
+    writer = ix.writer()
+    for docnum in (0, 3, 15, 20):  # two in the first segment, two in the third
+        writer.delete_document(docnum)
+    writer.commit(merge=False)
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 3
+        want = [not reader.is_deleted(d) for d in range(reader.doc_count_all())]
+        assert _live(reader).tolist() == want
+        assert want.count(False) == 4
+    ix.close()
