@@ -205,6 +205,27 @@ def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     assert np.array_equal(saved.subjects.offsets, fresh.subjects.offsets)
     assert np.array_equal(saved.years, fresh.years)
     assert np.array_equal(saved.live, fresh.live)
+    # The keys are made into a dict only when first asked (most searches never ask).
+    assert dict(saved.subjects.ids_by_key) == dict(fresh.subjects.ids_by_key)
+    assert dict(saved.authors.ids_by_key) == dict(fresh.authors.ids_by_key)
+    assert len(saved.authors.ids_by_key) == len(fresh.authors.labels)
+
+
+def test_saved_keys_that_do_not_match_their_count_are_refused(tmp_path: Path) -> None:
+    """A table whose saved keys are not one per value is read afresh, at load time, not
+    found out at the first search filtering by an author."""
+    build_index(tmp_path, read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    generation = _generation(tmp_path)
+    path = generation / FACETS_FILE
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    assert int(arrays["authors_count"][0]) > 10
+    arrays["authors_keys"] = arrays["authors_keys"][: len(arrays["authors_keys"]) // 2]
+    np.savez(path, **arrays)
+    ix = whoosh_index.open_dir(str(generation))
+    with ix.reader() as reader:
+        assert FacetTable.load(generation, reader, ix.latest_generation()) is None
+    ix.close()
 
 
 def test_missing_or_stale_saved_table_is_rebuilt(tmp_path: Path, seeds_dir: Path) -> None:
