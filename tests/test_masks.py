@@ -6,11 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from whoosh import query as wq
 
-from pubsearch import storage
+from pubsearch import masks, storage
 from pubsearch.indexing import build_index, update_index
-from pubsearch.masks import phrase_docs, postings, query_mask
+from pubsearch.masks import _sorted_common, phrase_docs, postings, query_mask
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.searching import SearchRequest, SearchService
@@ -82,3 +84,39 @@ def test_a_field_the_schema_lacks_matches_nothing(index_dir: Path, text: str) ->
     with _searcher(index_dir) as searcher:
         size = searcher.reader().doc_count_all()
         assert not query_mask(searcher, wq.Term("A", "0"), size).any()
+
+
+_SORTED_SETS = st.lists(st.integers(0, 60), max_size=30).map(
+    lambda xs: np.asarray(sorted(set(xs)), dtype=np.int64)
+)
+
+
+@given(_SORTED_SETS, _SORTED_SETS)
+def test_sorted_common_is_the_intersection(a: np.ndarray, b: np.ndarray) -> None:  # type: ignore[type-arg]
+    assert _sorted_common(a, b).tolist() == np.intersect1d(a, b).tolist()
+
+
+@pytest.mark.parametrize("text", ["batch size", "large batch training", "large batch"])
+def test_phrases_match_the_same_with_positions_out_of_order(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """Positions are expected in order, candidate by candidate, and then need no sorting;
+    given out of order they are sorted, and the matches are the same."""
+    table = masks._position_table
+
+    def reversed_table(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+        owners, positions = table(values)
+        return owners[::-1].copy(), positions[::-1].copy()
+
+    matched = 0
+    with _searcher(index_dir) as searcher:
+        reader = searcher.reader()
+        for field in ("title", "abstract", "author"):
+            words = tuple(searcher.schema[field].analyzer.words(text))
+            assert len(words) > 1
+            expected = masks._phrase_docs(reader, field, words, 1)
+            monkeypatch.setattr(masks, "_position_table", reversed_table)
+            assert masks._phrase_docs(reader, field, words, 1).tolist() == expected.tolist()
+            monkeypatch.undo()
+            matched += len(expected)
+    assert matched > 0

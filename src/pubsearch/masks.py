@@ -321,8 +321,12 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         for k, word_values in enumerate(values):
             owners, positions = _position_table(word_values)
             fits = positions >= k  # word k cannot start a phrase before position 0
-            keys = np.unique(owners[fits] * _POSITION_SPAN + (positions[fits] - k))
-            starts = keys if starts is None else np.intersect1d(starts, keys, assume_unique=True)
+            keys = owners[fits] * _POSITION_SPAN + (positions[fits] - k)
+            # Candidates in order, each one's positions rising: the keys are sorted and
+            # distinct already, which is checked (linear) rather than sorted again.
+            if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
+                keys = np.unique(keys)
+            starts = keys if starts is None else _sorted_common(starts, keys)
             if not len(starts):
                 break
         assert starts is not None
@@ -332,6 +336,19 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         if _within_slop([list(_positions(v[i])) for v in values], slop):
             found.append(docnum)
     return np.asarray(found, dtype=np.int64)
+
+
+def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
+    """The numbers in both ``a`` and ``b`` (each sorted, without repeats), found by binary
+    search of the shorter in the longer rather than by sorting both together."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    at = np.searchsorted(b, a)
+    found = at < len(b)
+    found[found] = b[at[found]] == a[found]
+    return a[found]
 
 
 # Larger than any position plus the words of a phrase: (candidate, position) as one number.
