@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from whoosh import formats
 from whoosh import query as wq
 
 from pubsearch import masks, storage
@@ -120,3 +121,27 @@ def test_phrases_match_the_same_with_positions_out_of_order(
             monkeypatch.undo()
             matched += len(expected)
     assert matched > 0
+
+
+def test_position_table_decodes_what_whoosh_encodes(index_dir: Path) -> None:
+    """Positions decoded for many values at once are each value's own, as Whoosh decodes
+    it: values from the index, and made up ones with long gaps (other pickle opcodes) and
+    without their final STOP."""
+    fmt = formats.Positions()
+    made = [[0], [5, 300], [3, 70_000, 70_001], [65_535, 65_536], list(range(0, 2_000, 7))]
+    values = [fmt.encode(p) for p in made] + [fmt.encode([1, 2])[:-1]]
+    with _searcher(index_dir) as searcher:
+        for word in ("batch", "train", "network"):
+            values += masks._postings_with_values(searcher.reader(), "abstract", word)[1]
+    assert len(values) > 20
+    owners, positions = masks._position_table(values)
+    want_owners: list[int] = []
+    want_positions: list[int] = []
+    for i, value in enumerate(values):
+        decoded = fmt.decode_positions(value if value.endswith(b".") else value + b".")
+        want_owners += [i] * len(decoded)
+        want_positions += decoded
+    assert owners.tolist() == want_owners
+    assert positions.tolist() == want_positions
+    empty_owners, empty_positions = masks._position_table([])
+    assert len(empty_owners) == len(empty_positions) == 0
