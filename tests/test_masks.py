@@ -10,13 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from whoosh import formats
 from whoosh import query as wq
+from whoosh.writing import SegmentWriter
 
 from pubsearch import masks, storage
-from pubsearch.indexing import build_index, update_index
+from pubsearch.indexing import build_index, record_fields, update_index
 from pubsearch.masks import _sorted_common, phrase_docs, postings, query_mask
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.searching import SearchRequest, SearchService
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture()
@@ -145,3 +148,61 @@ def test_position_table_decodes_what_whoosh_encodes(index_dir: Path) -> None:
     assert positions.tolist() == want_positions
     empty_owners, empty_positions = masks._position_table([])
     assert len(empty_owners) == len(empty_positions) == 0
+
+
+def _matcher_postings(reader, fieldname: str, text: str):  # type: ignore[no-untyped-def]
+    """A posting list as Whoosh's matchers give it, posting by posting, deleted
+    documents included."""
+    ids, weights, values = [], [], []
+    for segment, offset in reader.leaf_readers():
+        if (fieldname, text) not in segment:
+            continue
+        matcher = segment.postings(fieldname, text)
+        if hasattr(matcher, "child"):  # past the deletions filter, which skipped some
+            matcher = matcher.child
+            matcher.reset()
+        while matcher.is_active():
+            ids.append(matcher.id() + offset)
+            weights.append(matcher.weight())
+            values.append(matcher.value())
+            matcher.next()
+    return ids, weights, values
+
+
+@pytest.mark.parametrize("writer", ["pubsearch", "whoosh"])
+def test_posting_lists_read_whole_are_whoosh_matchers_lists(
+    tmp_path: Path, seeds_dir: Path, writer: str
+) -> None:
+    """Every posting list of every field, read in one piece and taken apart block by
+    block, is what Whoosh's matchers read: long lists of several blocks, an index of two
+    segments with deleted documents, blocks pickled by pubsearch's writer or Whoosh's."""
+    records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    if writer == "pubsearch":
+        build_index(tmp_path, records + records[:5])  # duplicates merged: deletions
+        ix = storage.open_index(storage.current_generation(tmp_path))  # type: ignore[arg-type]
+    else:
+        ix = storage.create_index(tmp_path)
+        for part in (records[:150], records[150:]):
+            plain = SegmentWriter(ix)
+            for record in part:
+                plain.add_document(**record_fields(record))
+            plain.commit(merge=False)
+        plain = SegmentWriter(ix)
+        plain.delete_by_term("id", records[3].id)
+        plain.commit(merge=False)
+    long_lists = 0
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 2 and reader.has_deletions()
+        for fieldname in ("title", "abstract", "content", "author", "subject", "keys"):
+            for text in reader.field_terms(fieldname):
+                ids, weights, values = masks._read_postings(reader, fieldname, text, True)
+                want_ids, want_weights, want_values = _matcher_postings(reader, fieldname, text)
+                assert ids.tolist() == want_ids, (fieldname, text)
+                assert weights.tolist() == pytest.approx(want_weights), (fieldname, text)
+                if fieldname in ("title", "abstract", "author"):
+                    assert values == want_values, (fieldname, text)
+                long_lists += len(want_ids) > 128
+        for segment, _ in reader.leaf_readers():  # read whole, not through the fallback
+            assert masks._raw_blocks(segment, "content", next(segment.field_terms("content")))
+    ix.close()
+    assert long_lists > 5
