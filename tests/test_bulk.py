@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import io
-import pickle
-import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from whoosh import index as whoosh_index
-from whoosh.codec import whoosh3
 from whoosh.codec.whoosh3 import W3TermInfo
 from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
-from pubsearch import bulk, storage
+from pubsearch import bulk, masks, storage
 from pubsearch.indexing import record_fields
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
@@ -246,23 +242,11 @@ def _raw_terms(index_dir: Path) -> dict[bytes, tuple[bytes, list[tuple[Any, Any]
 
 def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
     """A term's postings bytes as its blocks: each block's info (less whether its data is
-    compressed) and its data, unpickled (W3PostingMatcher's reading, done by hand)."""
-    assert raw[:4] == whoosh3.WHOOSH3_HEADER_MAGIC
-    found: list[tuple[Any, Any]] = []
-    pos = 4
-    last = False
-    while not last:
-        length = int.from_bytes(raw[pos : pos + 4], "big", signed=True)
-        last = length < 0
-        block = io.BytesIO(raw[pos + 4 : pos + 4 + abs(length)])
-        count, maxid, maxweight, compression, minlen, maxlen = pickle.load(block)
-        data = block.read()
-        if compression:
-            data = zlib.decompress(data)
-        found.append(((count, maxid, maxweight, minlen, maxlen), pickle.loads(data)))
-        pos += 4 + abs(length)
-    assert pos == len(raw)
-    return found
+    compressed) and its data, unpickled."""
+    return [
+        ((count, maxid, maxweight, minlen, maxlen), data)
+        for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+    ]
 
 
 @pytest.mark.parametrize("small_chunks", [False, True])

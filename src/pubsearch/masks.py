@@ -257,17 +257,8 @@ def _raw_blocks(
     if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
         return None
     blocks = []
-    pos = _MAGIC_SIZE
-    last = False
-    while not last:
-        size = int.from_bytes(raw[pos : pos + 4], "big", signed=True)
-        last = size < 0
-        block = io.BytesIO(raw[pos + 4 : pos + 4 + abs(size)])
-        count, _, _, compression, _, _ = pickle.load(block)
-        data = block.read()
-        deltas, block_weights, block_values = pickle.loads(
-            zlib.decompress(data) if compression else data
-        )
+    for info, (deltas, block_weights, block_values) in w3_blocks(raw):
+        count = info[0]
         block_ids = np.cumsum(np.asarray(deltas, dtype=np.int64))
         if block_weights is None:
             weight_array = np.ones(count, dtype=np.float64)
@@ -276,10 +267,28 @@ def _raw_blocks(
         else:
             weight_array = np.asarray(block_weights, dtype=np.float64)
         blocks.append((block_ids, weight_array, block_values))
+    return blocks
+
+
+def w3_blocks(raw: bytes) -> Iterator[tuple[tuple[Any, ...], tuple[Any, Any, Any]]]:
+    """The blocks of one posting list's bytes in a whoosh3 postings file, in order: each
+    block's info (postings, last id, highest weight, compression, shortest and longest
+    length byte) and its data unpickled (id deltas, weights, values, minified as
+    ``W3PostingsWriter`` keeps them)."""
+    if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
+        raise ValueError("not a whoosh3 posting list")
+    pos = _MAGIC_SIZE
+    last = False
+    while not last:
+        size = int.from_bytes(raw[pos : pos + 4], "big", signed=True)
+        last = size < 0
+        block = io.BytesIO(raw[pos + 4 : pos + 4 + abs(size)])
+        info = pickle.load(block)
+        data = block.read()
+        yield info, pickle.loads(zlib.decompress(data) if info[3] else data)
         pos += 4 + abs(size)
     if pos != len(raw):
-        raise ValueError(f"posting list of {fieldname}:{text!r} does not end with its blocks")
-    return blocks
+        raise ValueError("a posting list does not end with its last block")
 
 
 _MAGIC_SIZE = len(WHOOSH3_HEADER_MAGIC)
