@@ -7,6 +7,7 @@ prints throughput, latency percentiles, the error count and the server's memory.
 
     .venv/bin/python bench/load.py                       # 8 clients, 4,000 requests
     .venv/bin/python bench/load.py --index /tmp/arxiv-ix --clients 16 --requests 8000
+    .venv/bin/python bench/load.py --index /tmp/arxiv-ix --processes 2 --threads 4
 
 Traffic goes only to 127.0.0.1, and every loop is bounded by count and by time.
 """
@@ -144,10 +145,16 @@ def client(port: int, paths: list[str], tally: Tally, deadline: float) -> None:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Resident memory of ``pid`` and its child processes (the server processes), in MB."""
+    total = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:  # the process is gone
+        return total
+    return total + sum(rss_mb(int(child)) for child in children)
 
 
 def free_port() -> int:
@@ -180,7 +187,8 @@ def main() -> None:
     parser.add_argument("--index", type=Path, help="index directory (built when empty)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=4000, help="total requests")
-    parser.add_argument("--threads", type=int, default=8, help="server worker threads")
+    parser.add_argument("--threads", type=int, default=8, help="threads per server process")
+    parser.add_argument("--processes", type=int, default=1, help="server processes")
     parser.add_argument("--max-seconds", type=float, default=600, help="stop after this long")
     parser.add_argument("--seed", type=int, default=20261129)
     args = parser.parse_args()
@@ -202,6 +210,8 @@ def main() -> None:
             str(port),
             "--threads",
             str(args.threads),
+            "--processes",
+            str(args.processes),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -237,10 +247,11 @@ def main() -> None:
     done = len(tally.latencies)
     half = samples[len(samples) // 2 :] or [rss_start]
     print()
-    print("| clients | requests | wall s | req/s | p50 ms | p95 ms | p99 ms | errors |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| server | clients | requests | wall s | req/s | p50 ms | p95 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print(
-        f"| {args.clients} | {done:,} | {wall:.1f} | {done / wall:.1f} | "
+        f"| {args.processes} × {args.threads} threads | {args.clients} | {done:,} | "
+        f"{wall:.1f} | {done / wall:.1f} | "
         f"{pct(tally.latencies, 0.5):.0f} | {pct(tally.latencies, 0.95):.0f} | "
         f"{pct(tally.latencies, 0.99):.0f} | {len(tally.errors)} |"
     )

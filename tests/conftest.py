@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -83,13 +83,22 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(index_dir: Path, log: Path) -> Iterator[str]:
+def running_server(index_dir: Path, log: Path, options: Sequence[str] = ()) -> Iterator[str]:
     """`python -m pubsearch serve` on a free port; yields its base URL, stops it after."""
+    with server_process(index_dir, log, options) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def server_process(
+    index_dir: Path, log: Path, options: Sequence[str] = ()
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`running_server`, yielding the process too."""
     port = free_port()
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "pubsearch", "serve", "--index", str(index_dir)]
-            + ["--port", str(port)],
+            + ["--port", str(port), *options],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -105,7 +114,7 @@ def running_server(index_dir: Path, log: Path) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"pubsearch serve did not listen within 30 s:\n{log.read_text()}")
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc
     finally:
         proc.terminate()
         try:
@@ -119,6 +128,13 @@ def running_server(index_dir: Path, log: Path) -> Iterator[str]:
 def serve() -> Callable[[Path, Path], AbstractContextManager[str]]:
     """Start `pubsearch serve` of an index: ``with serve(index_dir, log_path) as url: ...``."""
     return running_server
+
+
+@pytest.fixture(scope="session")
+def serve_process() -> Callable[..., AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]]:
+    """:func:`serve` with options, yielding the process too:
+    ``with serve_process(index_dir, log_path, ["--processes", "2"]) as (url, proc): ...``."""
+    return server_process
 
 
 @pytest.fixture(scope="session")

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from pubsearch.cli import _browser_url, main
+from pubsearch.web import serving
 
 
 def test_help_says_the_defaults_and_how_to_expose_it() -> None:
@@ -45,3 +56,151 @@ def test_real_server_serves_the_page_and_the_api(live_server: str) -> None:
         assert response.headers["Content-Type"] == "application/json"
     with urllib.request.urlopen(live_server + "/static/pubsearch.css") as response:
         assert response.status == 200
+
+
+# -- several server processes (pubsearch.web.serving) ---------------------------------------
+
+ServeProcess = Callable[..., AbstractContextManager[tuple[str, "subprocess.Popen[bytes]"]]]
+
+linux_only = pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir() or not hasattr(os, "fork"),
+    reason="reads child processes from /proc and forks (Linux)",
+)
+
+
+def _children(pid: int, expected: int) -> list[int]:
+    """The direct child processes of ``pid``, from /proc (Linux), once there are
+    ``expected`` of them (the port is open before the server processes are all forked)."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            found = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            found = []
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _gone(pid: int, within: float) -> bool:
+    """Whether process ``pid`` has exited (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.status, response.read().decode()
+
+
+def test_help_says_what_processes_cost() -> None:
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    text = " ".join(result.output.split())
+    assert "--processes" in text and "[default: 2, or 1 with one CPU]" in text
+    assert "memory grows with them" in text
+
+
+def test_default_processes_follow_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert serving.default_processes() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert serving.default_processes() == (2 if hasattr(os, "fork") else 1)
+
+
+@linux_only
+def test_processes_share_the_port_and_stop_with_the_server(
+    seed_index: Path, tmp_path: Path, serve_process: ServeProcess
+) -> None:
+    log = tmp_path / "serve.log"
+    with serve_process(seed_index, log, ["--processes", "3", "--threads", "2"]) as (url, proc):
+        children = _children(proc.pid, 3)
+        assert len(children) == 3, log.read_text()
+        # Concurrent requests, each answered in full, whichever process takes it.
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(pool.map(_get, [url + "/?q=batch+size"] * 12))
+        assert all(status == 200 for status, _ in answers)
+        assert all("<strong>6</strong> results" in page for _, page in answers)
+        assert "3 processes of 2 threads" in log.read_text()
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0, log.read_text()
+    assert all(_gone(child, within=5) for child in children)
+    assert "Traceback" not in log.read_text()
+
+
+@linux_only
+def test_a_killed_server_leaves_no_process_behind(
+    seed_index: Path, tmp_path: Path, serve_process: ServeProcess
+) -> None:
+    with serve_process(seed_index, tmp_path / "serve.log", ["--processes", "2"]) as (url, proc):
+        assert _get(url + "/api/search?q=batch")[0] == 200
+        children = _children(proc.pid, 2)
+        assert len(children) == 2
+        proc.kill()  # no chance to stop its children: they notice their parent is gone
+        proc.wait(timeout=10)
+        assert all(_gone(child, within=10) for child in children)
+
+
+@linux_only
+def test_a_dead_server_process_stops_the_server_with_one_line(
+    seed_index: Path, tmp_path: Path, serve_process: ServeProcess
+) -> None:
+    log = tmp_path / "serve.log"
+    with serve_process(seed_index, log, ["--processes", "2"]) as (url, proc):
+        first, second = _children(proc.pid, 2)
+        os.kill(first, signal.SIGKILL)
+        assert proc.wait(timeout=20) == 1
+        assert _gone(second, within=10)
+    text = log.read_text()
+    assert f"Error: server process {first} was killed by signal 9; the server stopped" in text
+    assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_port_in_use_is_one_line(seed_index: Path, processes: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "pubsearch", "serve", "--index", str(seed_index)]
+            + ["--port", str(port), "--processes", processes],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"Error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+
+
+def test_port_zero_announces_the_port_it_got(seed_index: Path, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pubsearch", "serve", "--index", str(seed_index)]
+            + ["--port", "0", "--processes", "2"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline and proc.poll() is None:
+            found = re.search(r"on (http://127\.0\.0\.1:(\d+)/)", log.read_text())
+            time.sleep(0.1)
+        assert found, log.read_text()
+        assert int(found.group(2)) > 0
+        assert _get(found.group(1) + "api/search?q=batch")[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

@@ -587,10 +587,20 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     default=4,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Requests served at once (each thread keeps its own searcher).",
+    help="Requests each server process serves at once (each thread keeps its own searcher).",
+)
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    help="Server processes sharing the port. Python runs one thread at a time in a process, "
+    "so more processes use more CPUs; each keeps its own searchers and facet tables, so "
+    "memory grows with them. More than one needs fork (Linux, macOS). "
+    "[default: 2, or 1 with one CPU]",
 )
 @reports_errors
-def serve_command(index_dir: Path | None, host: str, port: int, threads: int) -> None:
+def serve_command(
+    index_dir: Path | None, host: str, port: int, threads: int, processes: int | None
+) -> None:
     """Serve the search page and its JSON API (waitress; debug is never on).
 
     A re-index (pubsearch index) shows up without a restart.
@@ -600,9 +610,7 @@ def serve_command(index_dir: Path | None, host: str, port: int, threads: int) ->
         pubsearch serve                      # then open http://127.0.0.1:5000/
         pubsearch serve --index /data/ix --port 8080
     """
-    from waitress import create_server
-
-    from pubsearch.web import create_app
+    from pubsearch.web import create_app, serving
 
     target = _index_dir(index_dir)
     try:
@@ -614,19 +622,22 @@ def serve_command(index_dir: Path | None, host: str, port: int, threads: int) ->
             )
     except IndexCorruptError as exc:
         click.echo(f"warning: {exc}", err=True)
-    server = create_server(create_app(target), host=host, port=port, threads=threads)
-    listening = getattr(server, "effective_listen", None) or [
-        (server.effective_host, server.effective_port)
-    ]
-    for address, bound_port in listening:
-        click.echo(f"Serving {target} on {_browser_url(str(address), int(bound_port))}")
-    click.echo("Press Ctrl-C to stop.")
-    try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
+    count = processes or serving.default_processes()
+
+    def announce(listening: list[tuple[str, int]]) -> None:
+        for address, bound_port in listening:
+            click.echo(f"Serving {target} on {_browser_url(address, bound_port)}")
+        workers = f"{count} processes of {threads} threads" if count > 1 else f"{threads} threads"
+        click.echo(f"{workers}. Press Ctrl-C to stop.")
+
+    serving.serve(
+        lambda: create_app(target),
+        host=host,
+        port=port,
+        threads=threads,
+        processes=count,
+        announce=announce,
+    )
 
 
 def _browser_url(host: str, port: int) -> str:
