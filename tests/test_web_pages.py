@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from pubsearch.searching import SearchRequest
-from pubsearch.web import SERVICE_KEY, create_app
+from pubsearch.web import SERVICE_KEY, create_app, warm_up
 
 
 def text(client: FlaskClient, url: str, status: int = 200) -> str:
@@ -223,3 +223,22 @@ def test_every_form_control_is_labelled(client: FlaskClient, url: str) -> None:
     checkboxes = len(re.findall(r'type="checkbox"', page))
     wrapped = len(re.findall(r'<label class="facet-option[^>]*>\s*<input type="checkbox"', page))
     assert checkboxes == wrapped
+
+
+def test_warm_up_opens_the_index_and_compiles_the_page(seed_index: Path) -> None:
+    app = create_app(seed_index)
+    svc = app.extensions[SERVICE_KEY]
+    assert svc._generation is None
+    warm_up(app)
+    assert svc._generation is not None and svc._generation.facets is not None
+    assert any("search.html" in str(key) for key in app.jinja_env.cache or {})
+    assert not svc._open  # the searcher the warm-up took is closed again
+    with app.test_client() as client:
+        assert "<strong>36</strong> results" in text(client, "/")
+
+
+def test_warm_up_leaves_a_missing_index_to_the_requests(tmp_path: Path) -> None:
+    app = create_app(tmp_path / "no-index")
+    warm_up(app)
+    with app.test_client() as client:
+        assert client.get("/").status_code == 503

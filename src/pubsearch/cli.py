@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -37,6 +37,9 @@ from pubsearch.searching import (
     SearchService,
     html_to_plain,
 )
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -610,7 +613,7 @@ def serve_command(
         pubsearch serve                      # then open http://127.0.0.1:5000/
         pubsearch serve --index /data/ix --port 8080
     """
-    from pubsearch.web import create_app, serving
+    from pubsearch.web import create_app, serving, warm_up
 
     target = _index_dir(index_dir)
     try:
@@ -630,8 +633,13 @@ def serve_command(
         workers = f"{count} processes of {threads} threads" if count > 1 else f"{threads} threads"
         click.echo(f"{workers}. Press Ctrl-C to stop.")
 
+    def make_app() -> Flask:  # in each server process
+        app = create_app(target)
+        warm_up(app)
+        return app
+
     serving.serve(
-        lambda: create_app(target),
+        make_app,
         host=host,
         port=port,
         threads=threads,
