@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pytest
 from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
+from pubsearch import batch
 from pubsearch.batch import read_queries
 from pubsearch.cli import main
 from pubsearch.errors import QuerySyntaxError, ReadError
@@ -168,3 +170,90 @@ def test_batch_has_help() -> None:
     result = run("batch", "--help")
     assert result.exit_code == 0
     assert "TREC run" in result.output
+
+
+# -- several processes (batch.run_in_processes) ----------------------------------------------
+
+SEED_QUERIES = [
+    "batch size",
+    "Does a larger batch size make training of neural networks faster?",
+    "training",
+    "learning rate",
+    "gradient noise scale",
+    "distributed training of deep networks",
+    '"batch size"',
+    "author:you",
+    "subject:cs.lg",
+    "optimization year:2017..2019",
+    "GPU clusters scheduling",
+    "warmup",
+    "generalization gap of large batches",
+    "sharp minima",
+    "data parallel",
+    "speech recognition",
+    "image classification ImageNet in minutes",
+    "stochastic gradient descent",
+    "adaptive batch sizes",
+    "memory",
+]
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> Path:
+    lines = [f"q{n}\t{text}\n" for n, text in enumerate(SEED_QUERIES, start=1)]
+    return write(tmp_path / "many.tsv", "".join(lines))
+
+
+def test_the_run_is_the_same_with_several_processes(seed_index: Path, many: Path) -> None:
+    base = ["batch", str(many), "--index", str(seed_index), "--hits", "20"]
+    one = run(*base, "--processes", "1")
+    two = run(*base, "--processes", "2")
+    assert one.exit_code == 0 and two.exit_code == 0, two.output
+    rows = run_rows(one.stdout)
+    assert len({row[0] for row in rows}) >= 15  # a few find nothing in the seeds
+    assert len(rows) > 100
+    assert two.stdout == one.stdout
+
+
+def test_several_processes_really_search(seed_index: Path, tmp_path: Path) -> None:
+    queries = batch.read_queries(
+        write(tmp_path / "q.tsv", "".join(f"q{n}\tbatch size\n" for n in range(32)))
+    )
+    runs = batch.run_in_processes(seed_index, queries, processes=3, hits=5)
+    first = next(runs)
+    workers = multiprocessing.active_children()
+    rest = list(runs)
+    assert len(workers) == 3
+    runs_ = [first, *rest]
+    assert [lines[0].split(" ")[0] for lines in runs_] == [f"q{n}" for n in range(32)]
+    assert len({tuple(line.split(" ", 1)[1] for line in lines) for lines in runs_}) == 1
+    assert len(first) == 5
+    assert not multiprocessing.active_children()  # the pool is gone with the batch
+
+
+def test_a_short_batch_uses_fewer_processes(seed_index: Path, tsv: Path) -> None:
+    queries = batch.read_queries(tsv)  # 3 queries: one process, this one
+    runs = batch.run_in_processes(seed_index, queries, processes=4, hits=5)
+    assert len(next(runs)) == 5
+    assert not multiprocessing.active_children()
+    assert len(list(runs)) == 2
+
+
+def test_errors_in_worker_processes_are_one_line(
+    seed_index: Path, many: Path, tmp_path: Path
+) -> None:
+    missing = run("batch", str(many), "--index", str(tmp_path / "none"), "--processes", "2")
+    assert_one_line_error(missing, 1)
+    assert "none" in missing.output
+    # A record id a run cannot hold, found by a worker: the same line as in one process.
+    corpus = write(
+        tmp_path / "corpus.jsonl",
+        json.dumps({"_id": "has space", "title": "Batch size", "text": "Batch size."}) + "\n",
+    )
+    index_dir = tmp_path / "ix"
+    assert run("index", "--index", str(index_dir), str(corpus)).exit_code == 0
+    one = run("batch", str(many), "--index", str(index_dir), "--processes", "1")
+    two = run("batch", str(many), "--index", str(index_dir), "--processes", "2")
+    assert_one_line_error(two, 1)
+    assert two.output == one.output
+    assert "record id 'has space' contains white space" in two.output

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from pubsearch import config
 from pubsearch.config import resolve_index_dir
 
 
@@ -11,3 +15,10 @@ def test_option_beats_environment_beats_default() -> None:
     assert resolve_index_dir(None, env) == Path("/from/env")
     assert resolve_index_dir(None, {}) == Path("index")
     assert resolve_index_dir(None, {"PUBSEARCH_INDEX": "  "}) == Path("index")
+
+
+def test_default_processes_follow_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert config.cpus() == 1 and config.default_processes() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert config.cpus() == 16 and config.default_processes() == 2

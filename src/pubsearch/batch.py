@@ -12,12 +12,19 @@ where ``docid`` is the record's own id (as given by its source file).
 from __future__ import annotations
 
 import json
+import multiprocessing
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pubsearch.errors import ParameterError, QuerySyntaxError, ReadError
+from pubsearch.errors import (
+    ParameterError,
+    PubsearchError,
+    QuerySyntaxError,
+    ReadError,
+    UsageError,
+)
 from pubsearch.querying import parse_text_query
 from pubsearch.schema import build_schema
 from pubsearch.searching import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, Hit, SearchRequest, SearchService
@@ -141,8 +148,69 @@ def run(
     tag: str = DEFAULT_TAG,
 ) -> Iterator[str]:
     """The TREC run lines of every query, in the order given."""
+    _check_run(hits, tag)
+    for query in queries:
+        yield from run_lines(service, query, hits, tag)
+
+
+def _check_run(hits: int, tag: str) -> None:
     check_hits(hits)
     if not tag or _WHITESPACE.search(tag):
         raise ParameterError("tag", "must be one word")
-    for query in queries:
-        yield from run_lines(service, query, hits, tag)
+
+
+def run_in_processes(
+    index_dir: Path,
+    queries: Sequence[BatchQuery],
+    processes: int,
+    hits: int = DEFAULT_HITS,
+    tag: str = DEFAULT_TAG,
+) -> Iterator[list[str]]:
+    """Each query's run lines (as :func:`run` writes them), in the order given, searched by
+    ``processes`` worker processes that each open the index at ``index_dir``. The lines are
+    the same as :func:`run`'s; only the time differs (SciFact's 1,109 queries on 2 CPUs:
+    110-130 s in one process, 65-75 s in two). A batch of fewer than
+    :data:`MIN_QUERIES_PER_PROCESS` queries a process uses fewer processes (one process
+    opening the index costs about as much as a few queries)."""
+    _check_run(hits, tag)
+    processes = max(1, min(processes, len(queries) // MIN_QUERIES_PER_PROCESS))
+    if processes == 1:
+        service = SearchService(index_dir)
+        try:
+            for query in queries:
+                yield list(run_lines(service, query, hits, tag))
+        finally:
+            service.close()
+        return
+    # spawn, not fork: the caller may have threads (a progress bar's monitor).
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes, initializer=_open_worker, initargs=(index_dir,)) as pool:
+        jobs = ((query, hits, tag) for query in queries)
+        for failed, outcome in pool.imap(_worker_lines, jobs, chunksize=4):
+            if failed is None:
+                yield outcome
+                continue
+            # The worker's error, raised here as the same kind with the same one line.
+            raise (UsageError if failed else PubsearchError)(outcome[0])
+
+
+# The fewest queries worth a process of their own in run_in_processes.
+MIN_QUERIES_PER_PROCESS = 8
+
+_worker_service: SearchService | None = None
+
+
+def _open_worker(index_dir: Path) -> None:
+    global _worker_service
+    _worker_service = SearchService(index_dir)
+
+
+def _worker_lines(job: tuple[BatchQuery, int, str]) -> tuple[bool | None, list[str]]:
+    """In a worker: (None, the query's lines), or (whether it is a usage error, [its one
+    line]) when searching failed (errors are sent as text: not every error pickles)."""
+    query, hits, tag = job
+    assert _worker_service is not None  # _open_worker ran
+    try:
+        return None, list(run_lines(_worker_service, query, hits, tag))
+    except PubsearchError as exc:
+        return isinstance(exc, UsageError), [str(exc)]

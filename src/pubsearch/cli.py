@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -16,7 +16,7 @@ import click
 
 from pubsearch import batch, export, storage
 from pubsearch.broadening import BroaderSearch, nearest_broader
-from pubsearch.config import ENV_INDEX, resolve_index_dir
+from pubsearch.config import ENV_INDEX, default_processes, resolve_index_dir
 from pubsearch.errors import (
     IndexCorruptError,
     NothingToIndexError,
@@ -446,9 +446,21 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
 @click.option(
     "--tag", default=batch.DEFAULT_TAG, show_default=True, help="Run name, the last column."
 )
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    help="Processes searching at once, each with the index open; the run is the same "
+    f"whatever the number. Fewer for a short file (one per {batch.MIN_QUERIES_PER_PROCESS} "
+    "queries). [default: 2, or 1 with one CPU]",
+)
 @reports_errors
 def batch_command(
-    queries: Path, index_dir: Path | None, hits: int, output: Path | None, tag: str
+    queries: Path,
+    index_dir: Path | None,
+    hits: int,
+    output: Path | None,
+    tag: str,
+    processes: int | None,
 ) -> None:
     """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
 
@@ -463,28 +475,22 @@ def batch_command(
     """
     batch.check_hits(hits)
     read = batch.read_queries(queries)
-    service = SearchService(_index_dir(index_dir))
-    try:
-        with _query_progress(read) as each, _run_output(output) as out:
-            for line in batch.run(service, each, hits=hits, tag=tag):
-                out.write(line + "\n")
-    finally:
-        service.close()
+    count = processes or default_processes()
+    with _run_output(output) as out:
+        runs = batch.run_in_processes(_index_dir(index_dir), read, count, hits=hits, tag=tag)
+        for lines in _query_progress(runs, len(read)):
+            out.writelines(line + "\n" for line in lines)
 
 
-@contextlib.contextmanager
-def _query_progress(queries: list[batch.BatchQuery]) -> Iterator[Iterable[batch.BatchQuery]]:
-    """The queries, counted by a progress bar on a terminal."""
+def _query_progress(runs: Iterator[list[str]], total: int) -> Iterator[list[str]]:
+    """Each query's run lines, counted by a progress bar on a terminal as they come."""
     if not sys.stderr.isatty():
-        yield queries
+        yield from runs
         return
     from tqdm import tqdm
 
-    bar = tqdm(queries, unit=" queries", file=sys.stderr, leave=False)
-    try:
-        yield bar
-    finally:
-        bar.close()
+    with tqdm(runs, total=total, unit=" queries", file=sys.stderr, leave=False) as bar:
+        yield from bar
 
 
 @contextlib.contextmanager

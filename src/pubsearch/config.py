@@ -1,4 +1,5 @@
-"""Where the index lives: the ``--index`` option, else ``PUBSEARCH_INDEX``, else ``./index``."""
+"""Where the index lives (the ``--index`` option, else ``PUBSEARCH_INDEX``, else ``./index``),
+and how many processes a command uses by default."""
 
 from __future__ import annotations
 
@@ -18,3 +19,17 @@ def resolve_index_dir(option: str | os.PathLike[str] | None, env: Mapping[str, s
     if from_env:
         return Path(from_env)
     return Path(DEFAULT_INDEX)
+
+
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def default_processes() -> int:
+    """Processes for work that spreads over them (serving, batches): two where there are two
+    CPUs or more, else one. Each process holds its own searchers, so more than two is left
+    to the ``--processes`` option."""
+    return 2 if cpus() >= 2 else 1

@@ -27,6 +27,7 @@ from typing import Any
 from waitress import create_server
 from waitress.adjustments import Adjustments
 
+from pubsearch import config
 from pubsearch.errors import PubsearchError, UsageError
 
 Address = tuple[str, int]
@@ -49,11 +50,8 @@ def can_fork() -> bool:
 
 
 def default_processes() -> int:
-    """Two server processes where there are two CPUs or more to run them, else one."""
-    if not can_fork():
-        return 1
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 2 if (cpus or 1) >= 2 else 1
+    """:func:`pubsearch.config.default_processes`, or one where there is no fork."""
+    return config.default_processes() if can_fork() else 1
 
 
 def serve(
