@@ -407,3 +407,63 @@ def test_stored_markup_shows_as_text(page: Page, xss_server: str) -> None:
     with page.expect_navigation():
         page.get_by_role("link", name=re.compile("Related papers")).first.click()
     assert_not_pwned(page)
+
+
+def test_results_follow_the_box_as_you_type(page: Page, live_server: str) -> None:
+    page.goto(live_server + "/")
+    assert total(page) == 36
+    box = page.locator("#q")
+    box.click()
+    page.keyboard.type("batch", delay=40)
+    expect(page).to_have_url(re.compile(r"/\?q=batch$"))
+    page.keyboard.type(" size", delay=40)
+    # No Enter: the results, the facets, the title and the address follow the box.
+    expect(page.locator(".total strong")).to_have_text("6")
+    expect(page).to_have_url(re.compile(r"/\?q=batch\+size$"))
+    expect(page).to_have_title(re.compile("^batch size"))
+    assert (subject_count(page, "cs.LG"), subject_count(page, "cs.DC")) == (5, 1)
+    expect(box).to_be_focused()
+    expect(box).to_have_value("batch size")
+    # The facets put in place work as the page's own: ticking one applies it.
+    tick(page, "subject", "cs.DC", True)
+    assert url_params(page) == {"q": ["batch size"], "subject": ["cs.DC"]}
+    assert total(page) == 1
+    # Typing replaced the address ("/", then "?q=batch") instead of adding one per pause:
+    # one step back is the typed query, the next leaves the site.
+    page.go_back()
+    assert url_params(page) == {"q": ["batch size"]}
+    assert total(page) == 6
+    page.go_back()
+    assert "q=" not in page.url
+
+
+def test_typing_keeps_the_filters_and_a_refused_query_keeps_the_results(
+    browser: Browser, live_server: str
+) -> None:
+    context = browser.new_context(viewport=WIDE)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else 0)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.goto(live_server + "/?q=batch&subject=cs.LG")
+    box = page.locator("#q")
+    box.click()
+    page.keyboard.press("End")
+    page.keyboard.type(" size", delay=40)
+    expect(page).to_have_url(re.compile(r"\?q=batch\+size&subject=cs\.LG$"))
+    expect(page.locator(".total strong")).to_have_text("5")
+    expect(page.locator(".chip")).to_contain_text("cs.LG")
+    assert problems == []
+    # A query the server refuses (400) while half typed: the last results stay.
+    with page.expect_response(lambda r: r.status == 400):
+        page.keyboard.type(" year:[2019 TO", delay=40)
+    expect(page.locator(".total strong")).to_have_text("5")
+    expect(page).to_have_url(re.compile(r"\?q=batch\+size&subject=cs\.LG$"))
+    # Enter shows why, as before.
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    expect(page.locator("body")).to_contain_text("unbalanced")
+    context.close()
+    # Chromium logs each refused load (the fetches, then the page); nothing else.
+    assert problems and all("status of 400" in p for p in problems), problems

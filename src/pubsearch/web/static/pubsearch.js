@@ -1,5 +1,6 @@
 /* pubsearch: the page works without this file; it only makes it quicker to use.
  *   "/"            focuses the search box
+ *   typing         the results and facets follow the box (its URL replaces the page's)
  *   facets, sort   apply as soon as they change
  *   author filter  type to filter a long list of authors
  *   the URL        stays clean: empty fields and default values are left out
@@ -42,8 +43,7 @@
     if (!form) return;
 
     // The URL is the state: build it from the form, without empty or default values.
-    form.addEventListener("submit", function (event) {
-      event.preventDefault();
+    function formUrl() {
       var params = new URLSearchParams();
       Array.prototype.forEach.call(form.elements, function (el) {
         if (!el.name || el.disabled) return;
@@ -53,9 +53,58 @@
         params.append(el.name, value);
       });
       var query = params.toString();
+      return form.getAttribute("action") + (query ? "?" + query : "");
+    }
+
+    var typingTimer = 0;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      window.clearTimeout(typingTimer);
       document.body.classList.add("is-loading");
-      window.location.assign(form.getAttribute("action") + (query ? "?" + query : ""));
+      window.location.assign(formUrl());
     });
+
+    // As you type: once the box rests for TYPING_PAUSE ms, fetch the page its URL gives
+    // (rendered by the server, as for Enter) and put its results and facets in place of
+    // these; the address bar shows that URL (replaced, so Back does not step through
+    // every prefix). Only the latest answer counts; a query the server refuses (half
+    // typed syntax) leaves the results as they were, and Enter still shows why.
+    var TYPING_PAUSE = 200;
+    var latest = 0;
+    var inFlight = null;
+
+    function follow() {
+      var url = formUrl();
+      if (url === window.location.pathname + window.location.search) return;
+      var ticket = ++latest;
+      if (inFlight) inFlight.abort();
+      var controller = inFlight = new AbortController();
+      document.body.classList.add("is-loading");
+      fetch(url, { signal: controller.signal, headers: { Accept: "text/html" } })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (html) {
+          if (ticket !== latest || html === null) return;
+          var next = new DOMParser().parseFromString(html, "text/html");
+          var fresh = next.querySelector("#search .layout");
+          var current = form.querySelector(".layout");
+          if (!fresh || !current) return;
+          current.replaceWith(document.adoptNode(fresh));
+          document.title = next.title;
+          window.history.replaceState(null, "", url);
+          enhance();
+        })
+        .catch(function () { /* aborted, or offline: Enter still searches */ })
+        .then(function () {
+          if (ticket === latest) document.body.classList.remove("is-loading");
+        });
+    }
+
+    if (box && window.fetch && window.DOMParser && window.AbortController) {
+      box.addEventListener("input", function () {
+        window.clearTimeout(typingTimer);
+        typingTimer = window.setTimeout(follow, TYPING_PAUSE);
+      });
+    }
 
     form.addEventListener("change", function (event) {
       var el = event.target;
@@ -71,6 +120,15 @@
       }
     });
 
+    enhance();
+  }
+
+  // What the results and facets need from the script: run on the page, and again each
+  // time they are put in place as you type.
+  var narrow = window.matchMedia ? window.matchMedia("(max-width: 800px)") : null;
+  var fitFilters = function () {};
+
+  function enhance() {
     Array.prototype.forEach.call(document.querySelectorAll("[data-filter-list]"), function (input) {
       var list = document.getElementById(input.getAttribute("data-filter-list"));
       if (!list) return;
@@ -88,11 +146,11 @@
 
     // Filters fold away on narrow screens (they are open when there is no script).
     var filters = document.querySelector("details.filters");
-    if (filters && window.matchMedia) {
-      var narrow = window.matchMedia("(max-width: 800px)");
-      var fit = function () { filters.open = !narrow.matches; };
-      fit();
-      if (narrow.addEventListener) narrow.addEventListener("change", fit);
+    if (filters && narrow) {
+      if (narrow.removeEventListener) narrow.removeEventListener("change", fitFilters);
+      fitFilters = function () { filters.open = !narrow.matches; };
+      fitFilters();
+      if (narrow.addEventListener) narrow.addEventListener("change", fitFilters);
     }
   }
 
