@@ -204,3 +204,26 @@ def test_port_zero_announces_the_port_it_got(seed_index: Path, tmp_path: Path) -
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+@linux_only
+def test_stopped_while_its_processes_start(seed_index: Path, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pubsearch", "serve", "--index", str(seed_index)]
+            + ["--port", "0", "--processes", "4"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        children = _children(proc.pid, 1)
+        proc.send_signal(signal.SIGTERM)  # while the others are being forked
+        assert proc.wait(timeout=20) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seen = set(children) | set(_children(proc.pid, 0))
+    assert seen and all(_gone(child, within=10) for child in seen)
+    assert "Traceback" not in log.read_text()

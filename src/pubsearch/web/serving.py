@@ -142,10 +142,17 @@ def _supervise(
         for _ in range(processes):
             sys.stdout.flush()
             sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _run_child(make_app, sockets, threads, parent)  # never returns
-            children.add(pid)
+            # A stop signal waits until the child has its own handlers (else the parent's
+            # would run in the child, in the parent's code).
+            # The child is counted before the signal can stop the loop.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _run_child(make_app, sockets, threads, parent, held)  # never returns
+                children.add(pid)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         pid, status = os.wait()
         children.discard(pid)
         code = os.waitstatus_to_exitcode(status)
@@ -157,6 +164,9 @@ def _supervise(
     finally:
         signal.signal(signal.SIGTERM, previous)
         _stop(children)
+
+
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -189,13 +199,20 @@ def _signal(pid: int, signum: int) -> None:
 
 
 def _run_child(
-    make_app: AppFactory, sockets: list[socket.socket], threads: int, parent: int
+    make_app: AppFactory,
+    sockets: list[socket.socket],
+    threads: int,
+    parent: int,
+    held: set[int | signal.Signals],
 ) -> None:
-    """A forked server process: serve until stopped, then leave without returning into the
-    parent's code (``os._exit``)."""
+    """A forked server process (its stop signals blocked; ``held``, the mask to restore):
+    serve until stopped, then leave without returning into the parent's code
+    (``os._exit``)."""
     code = 0
     try:
         signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
         server: Any = create_server(make_app(), sockets=sockets, threads=threads)
         try:
