@@ -183,15 +183,20 @@ def test_a_port_in_use_is_one_line(seed_index: Path, processes: str) -> None:
     )
 
 
-def test_port_zero_announces_the_port_it_got(seed_index: Path, tmp_path: Path) -> None:
-    log = tmp_path / "serve.log"
+def _start(index_dir: Path, log: Path, *options: str) -> subprocess.Popen[bytes]:
+    """`python -m pubsearch serve` of ``index_dir`` with ``options``, its output in ``log``
+    (for the tests that watch it start: the fixtures wait until it listens)."""
     with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pubsearch", "serve", "--index", str(seed_index)]
-            + ["--port", "0", "--processes", "2"],
+        return subprocess.Popen(
+            [sys.executable, "-m", "pubsearch", "serve", "--index", str(index_dir), *options],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+
+
+def test_port_zero_announces_the_port_it_got(seed_index: Path, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    proc = _start(seed_index, log, "--port", "0", "--processes", "2")
     try:
         deadline = time.monotonic() + 30
         found = None
@@ -209,13 +214,7 @@ def test_port_zero_announces_the_port_it_got(seed_index: Path, tmp_path: Path) -
 @linux_only
 def test_stopped_while_its_processes_start(seed_index: Path, tmp_path: Path) -> None:
     log = tmp_path / "serve.log"
-    with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pubsearch", "serve", "--index", str(seed_index)]
-            + ["--port", "0", "--processes", "4"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    proc = _start(seed_index, log, "--port", "0", "--processes", "4")
     try:
         children = _children(proc.pid, 1)
         proc.send_signal(signal.SIGTERM)  # while the others are being forked
