@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import pytest
+from whoosh import query as wq
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
 from pubsearch.querying import (
     MAX_QUERY_CHARS,
     MIN_STRICT_MATCHES,
     YearRange,
+    check_query,
     parse_query,
     parse_text_query,
     parse_year,
@@ -173,3 +175,23 @@ def test_too_many_terms() -> None:
 @pytest.mark.parametrize("text", ["optim*", "ba?ch", "subject:cs.*", "*", "ratio 3:1"])
 def test_bounded_wildcards_and_plain_colons_are_fine(text: str) -> None:
     assert parse_query(text, SCHEMA) is not None
+
+
+@pytest.mark.parametrize(
+    "text", ["0A:*year:0000..2020", "0A:x batch", "x.A:foo bar", "Phase 2A:trial results"]
+)
+def test_a_name_glued_to_a_word_is_no_field(text: str) -> None:
+    # The parser sees field prefixes where the text check does: "A:" after "0" is text
+    # (it used to become a query on a field "A", which Whoosh failed on: a 500).
+    parsed = parse_text_query(text, SCHEMA)
+    assert parsed is not None
+    for query in (parsed.strict, parsed.relaxed):
+        if query is not None:
+            fields = {getattr(leaf, "fieldname", None) for leaf in query.leaves()}
+            assert fields <= {"content", "year"}, fields
+
+
+def test_a_parsed_query_on_a_field_the_index_lacks_is_refused() -> None:
+    with pytest.raises(QuerySyntaxError, match="unknown field 'A'"):
+        check_query(wq.And([wq.Term("content", "x"), wq.Every("A")]))
+    check_query(wq.And([wq.Term("content", "x"), wq.Term("title", "y"), wq.Term("id", "z")]))

@@ -35,13 +35,18 @@ MAX_QUERY_TERMS = 64
 MIN_WILDCARD_PREFIX = 2  # "op*" is fine; "*ing" or "b*" would scan the whole vocabulary
 
 _YEAR_SPAN = re.compile(r"\byear:(\d{4})\.\.(\d{4})\b")
-_FIELD_PREFIX = re.compile(r"(?<![\w.])([A-Za-z_]\w*):(?=[^\s/])")
+# A field prefix starts a word and is followed by its value ("Note: this" and "2A:" are
+# not fields). The text check and the parser share it.
+_FIELD_START = r"(?<![\w.])"
+_FIELD_PREFIX = re.compile(_FIELD_START + r"([A-Za-z_]\w*):(?=[^\s/])")
 _YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
 
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
 
 # Phrases of plain words are matched here (the combined field keeps no positions).
 PHRASE_FIELDS = ("title", "abstract")
+# The fields a parsed query may name: what people can type, and where plain words go.
+_PARSED_FIELDS = frozenset((*SEARCHABLE_FIELDS, DEFAULT_FIELD, *PHRASE_FIELDS))
 # Fields whose words did-you-mean suggestions come from (they keep unstemmed words).
 SPELLING_FIELDS = ("title",)  # only the title keeps unstemmed words (schema.py)
 
@@ -106,9 +111,11 @@ def _plugins_parser(
     fields: tuple[str, ...] = (DEFAULT_FIELD,),
 ) -> qparser.QueryParser:
     parser = qparser.MultifieldParser(list(fields), schema, group=group)
-    # A field prefix must be followed by its value ("Note: this" is two words).
+    # A field prefix as the text check sees one (see _FIELD_PREFIX).
     parser.replace_plugin(
-        qparser.FieldsPlugin(expr=r"(?P<text>[A-Za-z_]\w*|[*]):(?=[^\s/])", remove_unknown=False)
+        qparser.FieldsPlugin(
+            expr=_FIELD_START + r"(?P<text>[A-Za-z_]\w*|[*]):(?=[^\s/])", remove_unknown=False
+        )
     )
     # "-word" excludes, "+word" requires. A hyphen inside a word ("2D-3D") is not an operator,
     # nor is a sign before a number or a bracket ("+1 nucleosomes", "-2", "alpha (+)-").
@@ -243,6 +250,13 @@ def check_query(query: wq.Query) -> None:
             f"query has {len(leaves)} terms; at most {MAX_QUERY_TERMS} are allowed"
         )
     for leaf in leaves:
+        field = getattr(leaf, "fieldname", None)
+        if field is not None and field not in _PARSED_FIELDS:
+            # Never reached through parse_text_query (the parser's field prefixes are the
+            # text check's); a query on a field the index lacks fails in Whoosh (a 500).
+            raise QuerySyntaxError(
+                f"unknown field {field!r} in query (fields: {', '.join(QUERY_FIELDS)})"
+            )
         if isinstance(leaf, wq.TermRange) and not isinstance(leaf, wq.NumericRange):
             raise QuerySyntaxError(
                 f"ranges work on year only (year:[2019 TO 2021]), not on {leaf.fieldname}"
