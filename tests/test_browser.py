@@ -424,6 +424,10 @@ def test_results_follow_the_box_as_you_type(page: Page, live_server: str) -> Non
     assert (subject_count(page, "cs.LG"), subject_count(page, "cs.DC")) == (5, 1)
     expect(box).to_be_focused()
     expect(box).to_have_value("batch size")
+    # Screen readers hear the new total from a status region that stays on the page.
+    expect(page.locator("#typing-status[role=status]")).to_have_text(
+        re.compile(r"^6 results for “batch size” · 1–6 · \d+ ms$")
+    )
     # The facets put in place work as the page's own: ticking one applies it.
     tick(page, "subject", "cs.DC", True)
     assert url_params(page) == {"q": ["batch size"], "subject": ["cs.DC"]}
