@@ -70,20 +70,6 @@
     // every prefix). Only the latest answer counts; a query the server refuses (half
     // typed syntax) leaves the results as they were, and Enter still shows why.
     var TYPING_PAUSE = 200;
-    // A status put in place is not read out by screen readers (only changes to one that
-    // was already there are): the new total goes to a status region that stays.
-    var spoken = null;
-    function announce(total) {
-      if (!total) return;
-      if (!spoken) {
-        spoken = document.createElement("p");
-        spoken.id = "typing-status";
-        spoken.className = "visually-hidden";
-        spoken.setAttribute("role", "status");
-        document.body.appendChild(spoken);
-      }
-      spoken.textContent = total.textContent.replace(/\s+/g, " ").trim();
-    }
     var latest = 0;
     var inFlight = null;
 
@@ -112,6 +98,21 @@
         .then(function () {
           if (ticket === latest) document.body.classList.remove("is-loading");
         });
+    }
+
+    // A status put in place is not read out by screen readers (only changes to one that
+    // was already there are): the new total goes to a status region that stays.
+    var spoken = null;
+    function announce(total) {
+      if (!total) return;
+      if (!spoken) {
+        spoken = document.createElement("p");
+        spoken.id = "typing-status";
+        spoken.className = "visually-hidden";
+        spoken.setAttribute("role", "status");
+        document.body.appendChild(spoken);
+      }
+      spoken.textContent = total.textContent.replace(/\s+/g, " ").trim();
     }
 
     if (box && window.fetch && window.DOMParser && window.AbortController) {
