@@ -249,14 +249,23 @@ def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
     ]
 
 
+def _require_speedups() -> None:
+    if bulk._speedups is None:
+        pytest.skip("pubsearch._bulk (C) was not built: a C compiler and Python's headers")
+
+
+@pytest.mark.parametrize("speedups", [True, False], ids=["c", "python"])
 @pytest.mark.parametrize("small_chunks", [False, True])
 def test_fast_path_writes_whoosh_postings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_chunks: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_chunks: bool, speedups: bool
 ) -> None:
     """One segment each: every term's statistics are Whoosh's, byte for byte, and so are
     its postings blocks once unpickled (the fast path pickles them with a newer protocol),
     but for spelling words' values (Whoosh posts them with whatever value its loop left
-    behind, and sorts them by it)."""
+    behind, and sorts them by it). With bulk.py's C companion and without it."""
+    if speedups:
+        _require_speedups()
+    monkeypatch.setattr(bulk, "use_speedups", speedups)
     if small_chunks:  # terms written a few at a time, the block caches cleared often
         monkeypatch.setattr(bulk, "_CHUNK_POSTINGS", 7)
         monkeypatch.setattr(bulk, "_BLOCK_CACHE_LIMIT", 3)
@@ -428,3 +437,17 @@ def _cmdline(pid: int) -> str:
             return fh.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from pubsearch.cli import main
+
+    _require_speedups()
+    result = CliRunner().invoke(main, ["--version"], prog_name="pubsearch")
+    assert result.exit_code == 0
+    assert result.output.startswith("pubsearch, version ")
+    assert "(indexing with its C speedups)" in result.output
+    monkeypatch.setattr(bulk, "_speedups", None)
+    assert "plain Python" in bulk.speedups_note()

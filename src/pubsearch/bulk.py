@@ -32,9 +32,10 @@ import os
 import pickle
 import queue
 import struct
+import types
 import zlib
 from array import array
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,23 @@ from whoosh.writing import SegmentWriter
 
 from pubsearch import storage
 from pubsearch.analysis import FastAnalyzer, IndexWords
+
+_speedups: types.ModuleType | None
+try:  # the C companion of this module (pyproject.toml builds it where a compiler is)
+    import pubsearch._bulk as _speedups
+except ImportError:  # pragma: no cover - where it could not be built
+    _speedups = None
+
+# Whether to use the C companion when it is there (tests turn it off to test the Python).
+use_speedups = True
+
+
+def speedups_note() -> str:
+    """Whether indexing runs with the C companion, for ``pubsearch --version``."""
+    if _speedups is not None:
+        return "indexing with its C speedups"
+    return "indexing in plain Python: pubsearch._bulk was not built (no C compiler?)"
+
 
 Doc = dict[str, Any]
 
@@ -82,7 +100,7 @@ class _FieldPostings:
         # ``list(numbers)`` is the terms by number). A term is its bytes, or its text when
         # the bulk path adds it (a stem from the analyzer's cache: its hash is kept, and
         # it is encoded once, when written); both forms of a term get the same rank.
-        self.numbers: defaultdict[bytes | str, int] = defaultdict(itertools.count().__next__)
+        self.numbers: _Numbers = _Numbers()
         self.termnums = array("I")
         # The docnums in runs (a document's postings in a field are added together).
         self.run_docs = array("I")
@@ -111,6 +129,24 @@ class _FieldPostings:
         if not int_weights:
             self.int_weights = False
 
+    def add_encoded(self, docnum: int, encoded: tuple[Any, ...]) -> None:
+        """Add one document's postings as ``_speedups.doc_postings`` gave them: the terms
+        new to the field (numbered from ``base`` on, in order), and the postings' term
+        numbers, weights, value sizes and values, packed."""
+        base, new_terms, termnums, weights, sizes, values, count = encoded[:7]
+        numbers = self.numbers
+        if len(numbers) != base:
+            raise RuntimeError("terms were numbered out of step with the field")
+        if new_terms:
+            numbers.update(zip(new_terms, range(base, base + len(new_terms)), strict=True))
+        self.termnums.frombytes(termnums)
+        self.run_docs.append(docnum)
+        self.run_counts.append(count)
+        self.weights.frombytes(weights)
+        self.sizes.frombytes(sizes)
+        self.values += values
+        self.int_weights = False
+
     def __len__(self) -> int:
         return len(self.termnums)
 
@@ -120,6 +156,14 @@ class _FieldPostings:
             numpy.frombuffer(self.run_docs, dtype=numpy.uint32),
             numpy.frombuffer(self.run_counts, dtype=numpy.uint32),
         )
+
+
+class _Numbers(dict[bytes | str, int]):
+    """Term -> number, the next number (the count so far) for a term not seen yet."""
+
+    def __missing__(self, term: bytes | str) -> int:
+        number = self[term] = len(self)
+        return number
 
 
 class TermPool:
@@ -164,6 +208,15 @@ class TermPool:
         and ``values[i]``."""
         if texts:
             self._field(fieldname).add_many(docnum, texts, weights, values, int_weights)
+
+    def add_encoded(self, fieldname: str, docnum: int, encoded: tuple[Any, ...]) -> None:
+        """Add one document's postings in ``fieldname`` from ``_speedups.doc_postings``."""
+        if encoded[6]:
+            self._field(fieldname).add_encoded(docnum, encoded)
+
+    def numbers(self, fieldname: str) -> _Numbers:
+        """``fieldname``'s term numbers (what ``_speedups.doc_postings`` looks terms up in)."""
+        return self._field(fieldname).numbers
 
     def sorted_fields(self) -> list[tuple[str, _FieldPostings]]:
         return sorted(self._fields.items())
@@ -431,6 +484,8 @@ class _FieldBlocks:
 
     def _chunk(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
         """Terms ``first`` to ``stop`` (their postings from ``a0`` on) written from ``pos``."""
+        if _speedups is not None and use_speedups:
+            return self._chunk_in_c(first, stop, a0, pos)
         b0 = self.bounds[stop - 1]
         order = self.order[a0:b0]
         sorted_docs = self.docnums[order].astype(numpy.int64)
@@ -584,6 +639,52 @@ class _FieldBlocks:
             )
             a = b
         return b"".join(posts), infos
+
+    def _chunk_in_c(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
+        """:meth:`_chunk` by ``pubsearch._bulk.write_blocks``: the same blocks and term
+        infos, once unpickled (its pickles have no memo and no frame)."""
+        b0 = self.bounds[stop - 1]
+        order = self.order[a0:b0]
+        fixed = self.fixed
+        values: bytes | None = None
+        starts = ends = fixed_values = None
+        if fixed == 0:
+            mode = _VALUES_NONE
+        elif self.fixed_values is not None:
+            mode = _VALUES_FIXED
+            fixed_values = self.fixed_values[a0 * fixed : b0 * fixed]  # type: ignore[operator]
+        else:
+            mode = _VALUES_TUPLE if fixed is None or fixed < 0 else _VALUES_JOINED
+            assert self.value_ends is not None
+            values = self.values
+            ends = self.value_ends[order]
+            starts = ends - self.sizes[order]
+        assert _speedups is not None
+        posts, infos = _speedups.write_blocks(
+            bounds=numpy.asarray(self.bounds[first:stop], dtype=numpy.int64) - a0,
+            docs=self.docnums[order].astype(numpy.int64),
+            weights=self.weights[order],
+            lengths=self.lengths[self.docnums[order]] if self.lengths is not None else None,
+            values=values,
+            starts=starts,
+            ends=ends,
+            fixed_values=fixed_values,
+            fixed=fixed or 0,
+            mode=mode,
+            has_empty=self.has_empty,
+            int_weights=self.int_weights,
+            blocklimit=self.blocklimit,
+            compression=self.compression,
+            min_compressed=whoosh3.COMPRESSION_MIN_SIZE,
+            magic=whoosh3.WHOOSH3_HEADER_MAGIC,
+            pos=pos,
+            compress=zlib.compress,
+        )
+        return posts, infos
+
+
+# How _speedups.write_blocks is to write a block's values (see _FieldBlocks._chunk).
+_VALUES_NONE, _VALUES_FIXED, _VALUES_TUPLE, _VALUES_JOINED = range(4)
 
 
 def _write_hashes(tindex: Any) -> None:
@@ -752,6 +853,20 @@ def _bulk_postings(
     return terms, freqs, values, whole
 
 
+def _stem_lists(spec: _BulkField, value: str, memo: _Memo) -> tuple[list[list[str]], int] | None:
+    """For ``_speedups.doc_postings``: the stems of ``value`` (in lists, line by line for
+    a frequency field that splits at spaces) and the first word's position; None where
+    the positions are not consecutive (:func:`_bulk_postings` then)."""
+    if not spec.positions:
+        if spec.by_lines and "\n" in value:
+            return [_words(spec, line, memo).stems for line in value.split("\n")], 0
+        return [_words(spec, value, memo).stems], 0
+    positions = _words(spec, value, memo).positions
+    if type(positions) is not range or positions.step != 1:
+        return None
+    return [_words(spec, value, memo).stems], positions.start
+
+
 # Freed memory glibc keeps at the top of the heap instead of handing it back.
 _TRIM_THRESHOLD = 64 << 20
 _M_TRIM_THRESHOLD = -1  # mallopt's parameter number
@@ -843,7 +958,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         docboost = self._doc_boost(fields)
         fieldnames = sorted([name for name in fields if not name.startswith("_")])
         self._check_fields(schema, fieldnames)
-        postings: list[tuple[str, int, list[bytes] | list[str], list[float], list[bytes], bool]]
+        postings: list[tuple[str, int, Any, Any, Any, bool]]
         postings = []
         memo: _Memo = {}
         vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
@@ -861,7 +976,26 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                 if plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
-                    if spec is not None:
+                    found = (
+                        _stem_lists(spec, value, memo)
+                        if spec is not None and _speedups is not None and use_speedups
+                        else None
+                    )
+                    if found is not None:
+                        assert spec is not None and _speedups is not None
+                        encoded = _speedups.doc_postings(
+                            self.pool.numbers(fieldname),
+                            found[0],
+                            found[1],
+                            spec.positions,
+                            spec.field_boost,
+                            fieldboost,
+                        )
+                        if spec.scorable:
+                            length = encoded[7]
+                        postings.append((fieldname, docnum, None, encoded, None, False))
+                        values = [encoded[8]] if encoded[6] else []
+                    elif spec is not None:
                         terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
                         boost = spec.field_boost
                         if boost == 1.0 and fieldboost == 1.0:
@@ -928,8 +1062,12 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
         perdoc.finish_doc()
         add_many = self.pool.add_many
+        add_encoded = self.pool.add_encoded
         for fieldname, postdoc, texts_or_terms, weights, values, int_weights in postings:
-            add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
+            if texts_or_terms is None:
+                add_encoded(fieldname, postdoc, weights)
+            else:
+                add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
         self._added = True
         self.docnum += 1
 

@@ -1,0 +1,822 @@
+/* pubsearch._bulk: the innermost loop of bulk.py's postings writer, in C.
+ *
+ * write_blocks() turns a chunk of terms' sorted postings into Whoosh 3 ("W3") posting
+ * lists, as bulk._FieldBlocks._chunk does in Python: for each term, its postings in
+ * blocks of at most `blocklimit`, each block a length, a pickled info tuple and a pickled
+ * (and, past a size, zlib-compressed) data tuple; and each term's info row for the terms
+ * table. Whoosh's reader unpickles what is written here into the very tuples the Python
+ * path writes; the pickles are only simpler (no memo, no frame), so a few bytes shorter.
+ *
+ * The arguments are numpy arrays (any object with a contiguous buffer of the right item
+ * size), laid out as _FieldBlocks keeps them; see bulk._chunk_in_c.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* -- a growing byte buffer ------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (b->len + extra <= b->cap) {
+        return 0;
+    }
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra) {
+        cap *= 2;
+    }
+    char *data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+buf_put(Buf *b, const void *src, Py_ssize_t n)
+{
+    if (buf_reserve(b, n) < 0) {
+        return -1;
+    }
+    memcpy(b->data + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static int
+buf_byte(Buf *b, unsigned char c)
+{
+    return buf_put(b, &c, 1);
+}
+
+static void
+buf_free(Buf *b)
+{
+    PyMem_Free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+static void
+be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* -- pickle opcodes (see Lib/pickletools.py) -------------------------------------------- */
+
+static int
+pk_int(Buf *b, long long v)
+{
+    unsigned char op[9];
+    if (v >= 0 && v <= 0xff) {
+        op[0] = 'K'; /* BININT1 */
+        op[1] = (unsigned char)v;
+        return buf_put(b, op, 2);
+    }
+    if (v >= 0 && v <= 0xffff) {
+        op[0] = 'M'; /* BININT2, little-endian */
+        op[1] = (unsigned char)(v & 0xff);
+        op[2] = (unsigned char)(v >> 8);
+        return buf_put(b, op, 3);
+    }
+    if (v >= INT32_MIN && v <= INT32_MAX) {
+        uint32_t u = (uint32_t)(int32_t)v;
+        op[0] = 'J'; /* BININT, little-endian signed */
+        for (int i = 0; i < 4; i++) {
+            op[1 + i] = (unsigned char)(u >> (8 * i));
+        }
+        return buf_put(b, op, 5);
+    }
+    /* LONG1: a length byte and the two's complement bytes, little-endian */
+    uint64_t u = (uint64_t)v;
+    unsigned char bytes[8];
+    int n = 8;
+    for (int i = 0; i < 8; i++) {
+        bytes[i] = (unsigned char)(u >> (8 * i));
+    }
+    /* Drop redundant sign bytes. */
+    while (n > 1 && ((bytes[n - 1] == 0x00 && !(bytes[n - 2] & 0x80)) ||
+                     (bytes[n - 1] == 0xff && (bytes[n - 2] & 0x80)))) {
+        n--;
+    }
+    op[0] = 0x8a;
+    op[1] = (unsigned char)n;
+    if (buf_put(b, op, 2) < 0) {
+        return -1;
+    }
+    return buf_put(b, bytes, n);
+}
+
+static int
+pk_float(Buf *b, double v)
+{
+    unsigned char op[9];
+    op[0] = 'G'; /* BINFLOAT, big-endian */
+    if (PyFloat_Pack8(v, (char *)op + 1, 0) < 0) {
+        return -1;
+    }
+    return buf_put(b, op, 9);
+}
+
+static int
+pk_bytes(Buf *b, const char *src, Py_ssize_t n)
+{
+    unsigned char op[5];
+    if (n <= 0xff) {
+        op[0] = 'C'; /* SHORT_BINBYTES */
+        op[1] = (unsigned char)n;
+        if (buf_put(b, op, 2) < 0) {
+            return -1;
+        }
+    }
+    else {
+        op[0] = 'B'; /* BINBYTES, little-endian length */
+        for (int i = 0; i < 4; i++) {
+            op[1 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+        }
+        if (buf_put(b, op, 5) < 0) {
+            return -1;
+        }
+    }
+    return buf_put(b, src, n);
+}
+
+/* A tuple: MARK before its items (when it has more than three), this after them. */
+static int
+pk_tuple_end(Buf *b, Py_ssize_t n)
+{
+    static const unsigned char ops[4] = {')', 0x85, 0x86, 0x87}; /* EMPTY_TUPLE, TUPLE1-3 */
+    return buf_byte(b, n <= 3 ? ops[n] : 't');
+}
+
+static int
+pk_tuple_start(Buf *b, Py_ssize_t n)
+{
+    return n > 3 ? buf_byte(b, '(') : 0;
+}
+
+static const char PROTO[2] = {(char)0x80, 5};
+
+/* -- the arguments ----------------------------------------------------------------------- */
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Arg;
+
+static int
+arg_get(PyObject *obj, Arg *arg, Py_ssize_t itemsize, const char *name, int optional)
+{
+    arg->held = 0;
+    if (obj == Py_None) {
+        if (optional) {
+            return 0;
+        }
+        PyErr_Format(PyExc_TypeError, "write_blocks: %s is required", name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, &arg->view, PyBUF_C_CONTIGUOUS) < 0) {
+        return -1;
+    }
+    arg->held = 1;
+    if (arg->view.len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "write_blocks: %s is not of %zd-byte items", name,
+                     itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+arg_release(Arg *arg)
+{
+    if (arg->held) {
+        PyBuffer_Release(&arg->view);
+        arg->held = 0;
+    }
+}
+
+enum { VALUES_NONE = 0, VALUES_FIXED = 1, VALUES_TUPLE = 2, VALUES_JOINED = 3 };
+
+typedef struct {
+    const int64_t *docs;
+    const double *weights;
+    const uint8_t *lengths; /* or NULL */
+    const char *values;
+    Py_ssize_t values_len;
+    const int64_t *starts;
+    const int64_t *ends;
+    const char *fixed_values;
+    Py_ssize_t fixed;
+    int mode;
+    int has_empty;
+    int int_weights;
+    long compression;
+    Py_ssize_t min_compressed;
+    PyObject *compress;
+} Chunk;
+
+/* Posting i's value: its bytes (a slice of `values`). */
+static int
+value_of(const Chunk *c, Py_ssize_t i, const char **src, Py_ssize_t *n)
+{
+    int64_t s = c->starts[i], e = c->ends[i];
+    if (s < 0 || e < s || e > c->values_len) {
+        PyErr_SetString(PyExc_ValueError, "write_blocks: a value lies outside the values");
+        return -1;
+    }
+    *src = c->values + s;
+    *n = (Py_ssize_t)(e - s);
+    return 0;
+}
+
+/* The values of postings [s, e) as a block keeps them (bulk._chunk's mini_values). */
+static int
+pk_values(Buf *b, const Chunk *c, Py_ssize_t s, Py_ssize_t e)
+{
+    const char *src;
+    Py_ssize_t n;
+    switch (c->mode) {
+    case VALUES_NONE:
+        return buf_byte(b, 'N');
+    case VALUES_FIXED:
+        return pk_bytes(b, c->fixed_values + s * c->fixed, (e - s) * c->fixed);
+    case VALUES_TUPLE: {
+        /* Each value, less the empty ones when there are empty values. */
+        Py_ssize_t count = 0;
+        for (Py_ssize_t i = s; i < e; i++) {
+            if (value_of(c, i, &src, &n) < 0) {
+                return -1;
+            }
+            count += n > 0 || !c->has_empty;
+        }
+        if (pk_tuple_start(b, count) < 0) {
+            return -1;
+        }
+        for (Py_ssize_t i = s; i < e; i++) {
+            if (value_of(c, i, &src, &n) < 0) {
+                return -1;
+            }
+            if (n > 0 || !c->has_empty) {
+                if (pk_bytes(b, src, n) < 0) {
+                    return -1;
+                }
+            }
+        }
+        return pk_tuple_end(b, count);
+    }
+    case VALUES_JOINED: {
+        Py_ssize_t total = 0;
+        for (Py_ssize_t i = s; i < e; i++) {
+            if (value_of(c, i, &src, &n) < 0) {
+                return -1;
+            }
+            total += n;
+        }
+        Buf joined = {0};
+        for (Py_ssize_t i = s; i < e; i++) {
+            value_of(c, i, &src, &n);
+            if (buf_put(&joined, src, n) < 0) {
+                buf_free(&joined);
+                return -1;
+            }
+        }
+        int rc = pk_bytes(b, joined.data ? joined.data : "", total);
+        buf_free(&joined);
+        return rc;
+    }
+    }
+    PyErr_SetString(PyExc_ValueError, "write_blocks: unknown value mode");
+    return -1;
+}
+
+/* A block's highest weight as Whoosh keeps it: 0 (an int) unless positive; an int when
+ * every weight given was an int. */
+static int
+pk_block_max(Buf *b, double w, int int_weights)
+{
+    if (!(w > 0)) {
+        return pk_int(b, 0);
+    }
+    if (int_weights) {
+        return pk_int(b, (long long)w);
+    }
+    return pk_float(b, w);
+}
+
+/* Append a block (its signed size, info pickle and data pickle) to `out`. */
+static int
+put_block(const Chunk *c, Buf *out, Buf *data, Py_ssize_t count, int64_t lastdoc,
+          double block_max, int minlen, int maxlen, int last, Py_ssize_t *written)
+{
+    PyObject *compressed = NULL;
+    const char *payload = data->data;
+    Py_ssize_t payload_len = data->len;
+    long comp = 0;
+    if (c->compression && data->len >= c->min_compressed) {
+        compressed = PyObject_CallFunction(c->compress, "y#l", data->data, data->len,
+                                           c->compression);
+        if (compressed == NULL) {
+            return -1;
+        }
+        if (!PyBytes_Check(compressed)) {
+            Py_DECREF(compressed);
+            PyErr_SetString(PyExc_TypeError, "write_blocks: compress did not return bytes");
+            return -1;
+        }
+        payload = PyBytes_AS_STRING(compressed);
+        payload_len = PyBytes_GET_SIZE(compressed);
+        comp = c->compression;
+    }
+    Buf info = {0};
+    int rc = -1;
+    /* (count, lastdoc, block_max, comp, minlen, maxlen), protocol 2 */
+    if (buf_put(&info, PROTO, 2) < 0 || buf_byte(&info, '(') < 0 || pk_int(&info, count) < 0 ||
+        pk_int(&info, lastdoc) < 0 || pk_block_max(&info, block_max, c->int_weights) < 0 ||
+        pk_int(&info, comp) < 0 || pk_int(&info, minlen) < 0 || pk_int(&info, maxlen) < 0 ||
+        buf_byte(&info, 't') < 0 || buf_byte(&info, '.') < 0) {
+        goto done;
+    }
+    Py_ssize_t size = info.len + payload_len;
+    if (size > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "write_blocks: a block is too large");
+        goto done;
+    }
+    unsigned char head[4];
+    be32(head, (uint32_t)(int32_t)(last ? -size : size));
+    if (buf_put(out, head, 4) < 0 || buf_put(out, info.data, info.len) < 0 ||
+        buf_put(out, payload, payload_len) < 0) {
+        goto done;
+    }
+    *written = 4 + size;
+    rc = 0;
+done:
+    buf_free(&info);
+    Py_XDECREF(compressed);
+    return rc;
+}
+
+/* One term's row in the terms table: W3TermInfo's fixed part, then its extent. */
+static PyObject *
+terminfo(double weight, int64_t count, int minlen, int maxlen, double maxweight,
+         int64_t mindoc, int64_t maxdoc, int64_t offset, int64_t length)
+{
+    unsigned char row[35];
+    row[0] = 0;
+    if (PyFloat_Pack4(weight, (char *)row + 1, 0) < 0) {
+        return NULL;
+    }
+    be32(row + 5, (uint32_t)count);
+    row[9] = (unsigned char)minlen;
+    row[10] = (unsigned char)maxlen;
+    if (PyFloat_Pack4(maxweight, (char *)row + 11, 0) < 0) {
+        return NULL;
+    }
+    be32(row + 15, (uint32_t)mindoc);
+    be32(row + 19, (uint32_t)maxdoc);
+    uint64_t off = (uint64_t)offset;
+    for (int i = 0; i < 8; i++) {
+        row[23 + i] = (unsigned char)(off >> (8 * (7 - i)));
+    }
+    be32(row + 31, (uint32_t)(int32_t)length);
+    return PyBytes_FromStringAndSize((const char *)row, 35);
+}
+
+static double
+as_float32(double w)
+{
+    return (double)(float)w;
+}
+
+static PyObject *
+write_blocks(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"bounds",      "docs",        "weights",  "lengths",
+                            "values",      "starts",      "ends",     "fixed_values",
+                            "fixed",       "mode",        "has_empty", "int_weights",
+                            "blocklimit",  "compression", "min_compressed",
+                            "magic",       "pos",         "compress", NULL};
+    PyObject *bounds_o, *docs_o, *weights_o, *lengths_o, *values_o, *starts_o, *ends_o;
+    PyObject *fixed_o, *compress;
+    Py_ssize_t fixed, blocklimit, min_compressed;
+    int mode, has_empty, int_weights;
+    long compression;
+    const char *magic;
+    Py_ssize_t magic_len;
+    long long pos;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, "OOOOOOOOnippnlny#LO:write_blocks", names, &bounds_o, &docs_o,
+            &weights_o, &lengths_o, &values_o, &starts_o, &ends_o, &fixed_o, &fixed, &mode,
+            &has_empty, &int_weights, &blocklimit, &compression, &min_compressed, &magic,
+            &magic_len, &pos, &compress)) {
+        return NULL;
+    }
+    if (blocklimit < 1 || mode < VALUES_NONE || mode > VALUES_JOINED ||
+        (mode == VALUES_FIXED && fixed < 1)) {
+        PyErr_SetString(PyExc_ValueError, "write_blocks: bad blocklimit, mode or fixed size");
+        return NULL;
+    }
+    Arg bounds, docs, weights, lengths, values, starts, ends, fixed_values;
+    Arg *all[] = {&bounds, &docs, &weights, &lengths, &values, &starts, &ends, &fixed_values};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        all[i]->held = 0;
+    }
+    Buf out = {0}, data = {0};
+    PyObject *infos = NULL, *result = NULL;
+    int need_values = mode == VALUES_TUPLE || mode == VALUES_JOINED;
+    if (arg_get(bounds_o, &bounds, 8, "bounds", 0) < 0 || arg_get(docs_o, &docs, 8, "docs", 0) < 0 ||
+        arg_get(weights_o, &weights, 8, "weights", 0) < 0 ||
+        arg_get(lengths_o, &lengths, 1, "lengths", 1) < 0 ||
+        arg_get(values_o, &values, 1, "values", !need_values) < 0 ||
+        arg_get(starts_o, &starts, 8, "starts", !need_values) < 0 ||
+        arg_get(ends_o, &ends, 8, "ends", !need_values) < 0 ||
+        arg_get(fixed_o, &fixed_values, 1, "fixed_values", mode != VALUES_FIXED) < 0) {
+        goto done;
+    }
+    Py_ssize_t n_terms = bounds.view.len / 8;
+    Py_ssize_t n = docs.view.len / 8;
+    const int64_t *ends_of = bounds.view.buf;
+    if (weights.view.len / 8 != n || (lengths.held && lengths.view.len != n) ||
+        (need_values && (starts.view.len / 8 != n || ends.view.len / 8 != n)) ||
+        (mode == VALUES_FIXED && fixed_values.view.len != n * fixed) ||
+        (n_terms && ends_of[n_terms - 1] != n)) {
+        PyErr_SetString(PyExc_ValueError, "write_blocks: the arrays differ in length");
+        goto done;
+    }
+    Chunk c = {
+        .docs = docs.view.buf,
+        .weights = weights.view.buf,
+        .lengths = lengths.held ? lengths.view.buf : NULL,
+        .values = values.held ? values.view.buf : NULL,
+        .values_len = values.held ? values.view.len : 0,
+        .starts = starts.held ? starts.view.buf : NULL,
+        .ends = ends.held ? ends.view.buf : NULL,
+        .fixed_values = fixed_values.held ? fixed_values.view.buf : NULL,
+        .fixed = fixed,
+        .mode = mode,
+        .has_empty = has_empty,
+        .int_weights = int_weights,
+        .compression = compression,
+        .min_compressed = min_compressed,
+        .compress = compress,
+    };
+    infos = PyList_New(n_terms);
+    if (infos == NULL) {
+        goto done;
+    }
+    Py_ssize_t a = 0;
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        Py_ssize_t b = (Py_ssize_t)ends_of[t];
+        if (b <= a || b > n) {
+            PyErr_SetString(PyExc_ValueError, "write_blocks: bounds do not increase");
+            goto done;
+        }
+        int64_t termstart = pos;
+        if (buf_put(&out, magic, magic_len) < 0) {
+            goto done;
+        }
+        pos += magic_len;
+        double total_weight = 0, max_weight = 0;
+        int min_len = 0, max_len = 0;
+        for (Py_ssize_t s = a; s < b; s += blocklimit) {
+            Py_ssize_t e = s + blocklimit < b ? s + blocklimit : b;
+            Py_ssize_t count = e - s;
+            /* data: (ids, weights, values) */
+            data.len = 0;
+            if (buf_put(&data, PROTO, 2) < 0 || pk_tuple_start(&data, count) < 0 ||
+                pk_int(&data, c.docs[s]) < 0) {
+                goto done;
+            }
+            for (Py_ssize_t i = s + 1; i < e; i++) {
+                if (pk_int(&data, c.docs[i] - c.docs[i - 1]) < 0) {
+                    goto done;
+                }
+            }
+            if (pk_tuple_end(&data, count) < 0) {
+                goto done;
+            }
+            double first = as_float32(c.weights[s]);
+            int all_one = 1, all_same = 1;
+            double block_sum = 0, block_max = c.weights[s];
+            for (Py_ssize_t i = s; i < e; i++) {
+                double w32 = as_float32(c.weights[i]);
+                all_one &= w32 == 1.0;
+                all_same &= w32 == first;
+                block_sum += w32;
+                if (c.weights[i] > block_max) {
+                    block_max = c.weights[i];
+                }
+            }
+            if (all_one) {
+                if (buf_byte(&data, 'N') < 0) {
+                    goto done;
+                }
+            }
+            else if (all_same) {
+                if (pk_float(&data, first) < 0) {
+                    goto done;
+                }
+            }
+            else {
+                if (pk_tuple_start(&data, count) < 0) {
+                    goto done;
+                }
+                for (Py_ssize_t i = s; i < e; i++) {
+                    if (pk_float(&data, as_float32(c.weights[i])) < 0) {
+                        goto done;
+                    }
+                }
+                if (pk_tuple_end(&data, count) < 0) {
+                    goto done;
+                }
+            }
+            if (pk_values(&data, &c, s, e) < 0 || buf_byte(&data, 0x87) < 0 ||
+                buf_byte(&data, '.') < 0) {
+                goto done;
+            }
+            int minlen = 0, maxlen = 0;
+            if (c.lengths != NULL) {
+                int min_nonzero = 0;
+                minlen = maxlen = c.lengths[s];
+                for (Py_ssize_t i = s; i < e; i++) {
+                    int lb = c.lengths[i];
+                    if (lb < minlen) {
+                        minlen = lb;
+                    }
+                    if (lb > maxlen) {
+                        maxlen = lb;
+                    }
+                    if (lb && (!min_nonzero || lb < min_nonzero)) {
+                        min_nonzero = lb;
+                    }
+                }
+                if (!minlen && maxlen) {
+                    minlen = min_nonzero;
+                }
+            }
+            Py_ssize_t written;
+            if (put_block(&c, &out, &data, count, c.docs[e - 1], block_max, minlen, maxlen,
+                          e == b, &written) < 0) {
+                goto done;
+            }
+            pos += written;
+            total_weight += block_sum;
+            double kept_max = !(block_max > 0) ? 0
+                              : c.int_weights ? (double)(long long)block_max
+                                              : block_max;
+            if (kept_max > max_weight) {
+                max_weight = kept_max;
+            }
+            if (maxlen) {
+                if (!min_len || minlen < min_len) {
+                    min_len = minlen;
+                }
+                if (maxlen > max_len) {
+                    max_len = maxlen;
+                }
+            }
+        }
+        PyObject *row = terminfo(total_weight, b - a, min_len, max_len, max_weight, c.docs[a],
+                                 c.docs[b - 1], termstart, pos - termstart);
+        if (row == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(infos, t, row);
+        a = b;
+    }
+    PyObject *posts = PyBytes_FromStringAndSize(out.data ? out.data : "", out.len);
+    if (posts != NULL) {
+        result = Py_BuildValue("(NO)", posts, infos);
+    }
+done:
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        arg_release(all[i]);
+    }
+    buf_free(&out);
+    buf_free(&data);
+    Py_XDECREF(infos);
+    return result;
+}
+
+/* -- a document's postings in one field ---------------------------------------------------- */
+
+typedef struct {
+    uint32_t termnum;
+    uint32_t index; /* the word's place in the document: its position less the first */
+} Word;
+
+static int
+word_order(const void *x, const void *y)
+{
+    const Word *a = x, *b = y;
+    if (a->termnum != b->termnum) {
+        return a->termnum < b->termnum ? -1 : 1;
+    }
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* formats.Positions.encode(positions): a 4-byte count, then the position deltas as
+ * pickle.dumps(deltas, 2) writes a list (masks.py reads the same layout back). */
+static int
+put_positions(Buf *b, const Word *words, Py_ssize_t count, long long first)
+{
+    unsigned char head[4];
+    be32(head, (uint32_t)count);
+    static const char list_head[5] = {(char)0x80, 2, ']', 'q', 0}; /* PROTO 2, EMPTY_LIST, BINPUT 0 */
+    if (buf_put(b, head, 4) < 0 || buf_put(b, list_head, 5) < 0) {
+        return -1;
+    }
+    if (count > 1 && buf_byte(b, '(') < 0) { /* MARK */
+        return -1;
+    }
+    long long base = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        long long position = first + words[i].index;
+        if (pk_int(b, position - base) < 0) {
+            return -1;
+        }
+        base = position;
+    }
+    return buf_byte(b, count > 1 ? 'e' : 'a') < 0 ? -1 : buf_byte(b, '.'); /* APPENDS/APPEND */
+}
+
+static PyObject *
+doc_postings(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"numbers", "stem_lists", "first", "positions", "boost", "fieldboost",
+                            NULL};
+    PyObject *numbers, *stem_lists;
+    long long first;
+    int positions;
+    double boost, fieldboost;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OLpdd:doc_postings", names, &PyDict_Type,
+                                     &numbers, &stem_lists, &first, &positions, &boost,
+                                     &fieldboost)) {
+        return NULL;
+    }
+    PyObject *lists = PySequence_Fast(stem_lists, "doc_postings: stem_lists must be a sequence");
+    if (lists == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n_lists = PySequence_Fast_GET_SIZE(lists);
+    if (positions && n_lists != 1) {
+        Py_DECREF(lists);
+        PyErr_SetString(PyExc_ValueError, "doc_postings: positions are kept for one list only");
+        return NULL;
+    }
+    Py_ssize_t n = 0;
+    for (Py_ssize_t l = 0; l < n_lists; l++) {
+        PyObject *stems = PySequence_Fast_GET_ITEM(lists, l);
+        if (!PyList_Check(stems)) {
+            Py_DECREF(lists);
+            PyErr_SetString(PyExc_TypeError, "doc_postings: each stem list must be a list");
+            return NULL;
+        }
+        n += PyList_GET_SIZE(stems);
+    }
+    Py_ssize_t base = PyDict_GET_SIZE(numbers);
+    Word *words = PyMem_Malloc(sizeof(Word) * (size_t)(n ? n : 1));
+    PyObject *fresh = PyDict_New();
+    PyObject *new_terms = PyList_New(0);
+    Buf termnums = {0}, weights = {0}, sizes = {0}, values = {0};
+    PyObject *result = NULL;
+    if (words == NULL || fresh == NULL || new_terms == NULL) {
+        if (words == NULL) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    /* Each word's term number: the field's, or the next free one for a term new to it. */
+    Py_ssize_t w = 0;
+    for (Py_ssize_t l = 0; l < n_lists; l++) {
+        PyObject *stems = PySequence_Fast_GET_ITEM(lists, l);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stems); i++, w++) {
+            PyObject *stem = PyList_GET_ITEM(stems, i);
+            PyObject *number = PyDict_GetItemWithError(numbers, stem);
+            if (number == NULL) {
+                if (PyErr_Occurred()) {
+                    goto done;
+                }
+                number = PyDict_GetItemWithError(fresh, stem);
+                if (number == NULL) {
+                    if (PyErr_Occurred()) {
+                        goto done;
+                    }
+                    PyObject *next = PyLong_FromSsize_t(base + PyList_GET_SIZE(new_terms));
+                    if (next == NULL) {
+                        goto done;
+                    }
+                    int failed = PyDict_SetItem(fresh, stem, next) < 0 ||
+                                 PyList_Append(new_terms, stem) < 0;
+                    Py_DECREF(next);
+                    if (failed) {
+                        goto done;
+                    }
+                    number = PyDict_GetItemWithError(fresh, stem);
+                    if (number == NULL) {
+                        goto done;
+                    }
+                }
+            }
+            unsigned long termnum = PyLong_AsUnsignedLong(number);
+            if (termnum == (unsigned long)-1 && PyErr_Occurred()) {
+                goto done;
+            }
+            if (termnum > UINT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "doc_postings: too many terms");
+                goto done;
+            }
+            words[w].termnum = (uint32_t)termnum;
+            words[w].index = (uint32_t)w;
+        }
+    }
+    qsort(words, (size_t)n, sizeof(Word), word_order);
+    /* A posting per term: its number, weight, value and the value's size. */
+    Py_ssize_t postings = 0, last_start = 0;
+    for (Py_ssize_t g = 0; g < n;) {
+        Py_ssize_t h = g + 1;
+        while (h < n && words[h].termnum == words[g].termnum) {
+            h++;
+        }
+        Py_ssize_t freq = h - g;
+        uint32_t termnum = words[g].termnum;
+        double weight = (double)freq;
+        if (boost != 1.0 || fieldboost != 1.0) {
+            weight = weight * boost * fieldboost;
+        }
+        last_start = values.len;
+        if (positions) {
+            if (put_positions(&values, words + g, freq, first) < 0) {
+                goto done;
+            }
+        }
+        else {
+            unsigned char packed[4];
+            be32(packed, (uint32_t)freq);
+            if (buf_put(&values, packed, 4) < 0) {
+                goto done;
+            }
+        }
+        uint32_t size = (uint32_t)(values.len - last_start);
+        if (buf_put(&termnums, &termnum, 4) < 0 || buf_put(&weights, &weight, 8) < 0 ||
+            buf_put(&sizes, &size, 4) < 0) {
+            goto done;
+        }
+        postings++;
+        g = h;
+    }
+    result = Py_BuildValue(
+        "(nOy#y#y#y#nny#)", base, new_terms, termnums.data ? termnums.data : "", termnums.len,
+        weights.data ? weights.data : "", weights.len, sizes.data ? sizes.data : "", sizes.len,
+        values.data ? values.data : "", values.len, postings, n,
+        values.data ? values.data + last_start : "", values.len - last_start);
+done:
+    PyMem_Free(words);
+    Py_XDECREF(fresh);
+    Py_XDECREF(new_terms);
+    Py_DECREF(lists);
+    buf_free(&termnums);
+    buf_free(&weights);
+    buf_free(&sizes);
+    buf_free(&values);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"write_blocks", (PyCFunction)(void (*)(void))write_blocks, METH_VARARGS | METH_KEYWORDS,
+     "write_blocks(bounds, docs, weights, lengths, values, starts, ends, fixed_values, fixed,\n"
+     "             mode, has_empty, int_weights, blocklimit, compression, min_compressed,\n"
+     "             magic, pos, compress) -> (postings bytes, [term info rows])\n\n"
+     "A chunk of terms' posting lists in Whoosh 3's format; see bulk._chunk_in_c."},
+    {"doc_postings", (PyCFunction)(void (*)(void))doc_postings, METH_VARARGS | METH_KEYWORDS,
+     "doc_postings(numbers, stem_lists, first, positions, boost, fieldboost)\n"
+     "    -> (base, new_terms, termnums, weights, sizes, values, postings, length, last_value)\n\n"
+     "One document's postings in one text field; see bulk._FieldPostings.add_encoded."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "pubsearch._bulk",
+    "The hot loops of pubsearch.bulk, in C (bulk.py works without them).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__bulk(void)
+{
+    return PyModule_Create(&module);
+}

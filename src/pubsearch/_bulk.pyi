@@ -1,0 +1,36 @@
+"""Type stubs of pubsearch._bulk, the C companion of bulk.py (src/pubsearch/_bulk.c)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Buffer = Any  # an object with a contiguous buffer (numpy arrays, bytes)
+
+def write_blocks(
+    *,
+    bounds: Buffer,
+    docs: Buffer,
+    weights: Buffer,
+    lengths: Buffer | None,
+    values: Buffer | None,
+    starts: Buffer | None,
+    ends: Buffer | None,
+    fixed_values: Buffer | None,
+    fixed: int,
+    mode: int,
+    has_empty: bool,
+    int_weights: bool,
+    blocklimit: int,
+    compression: int,
+    min_compressed: int,
+    magic: bytes,
+    pos: int,
+    compress: Callable[[bytes, int], bytes],
+) -> tuple[bytes, list[bytes]]: ...
+def doc_postings(
+    numbers: dict[bytes | str, int],
+    stem_lists: Sequence[list[str]],
+    first: int,
+    positions: bool,
+    boost: float,
+    fieldboost: float,
+) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...

@@ -1,0 +1,208 @@
+"""bulk.py's C companion (pubsearch._bulk) must write what bulk.py's Python writes."""
+
+from __future__ import annotations
+
+import copy
+import struct
+from array import array
+from collections import Counter
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from whoosh import formats
+
+from pubsearch import bulk, masks
+
+pytestmark = pytest.mark.skipif(
+    bulk._speedups is None,
+    reason="pubsearch._bulk (C) was not built: it needs a C compiler and Python's headers",
+)
+
+_STEMS = st.lists(st.sampled_from(["a", "b", "cé", "d", "net", "x" * 30]), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lists=st.lists(_STEMS, min_size=1, max_size=4),
+    known=st.lists(st.sampled_from(["b", "net", "zz"]), unique=True),
+    first=st.integers(0, 70_000),
+    positions=st.booleans(),
+    boost=st.sampled_from([1.0, 1.5, 0.1]),
+    fieldboost=st.sampled_from([1.0, 3.0]),
+)
+def test_doc_postings_are_whoosh_postings(
+    lists: list[list[str]],
+    known: list[str],
+    first: int,
+    positions: bool,
+    boost: float,
+    fieldboost: float,
+) -> None:
+    """Each term once, with its frequency times the boosts as its weight and Whoosh's own
+    encoding of its positions (or frequency) as its value; new terms numbered on."""
+    if positions:
+        lists = lists[:1]
+    numbers = bulk._Numbers()
+    for term in known:
+        numbers[term]  # noqa: B018  # numbered
+    assert bulk._speedups is not None
+    encoded = bulk._speedups.doc_postings(numbers, lists, first, positions, boost, fieldboost)
+    base, new_terms, termnums, weights, sizes, values, count, length, last = encoded
+    assert base == len(known)
+    words = [w for stems in lists for w in stems]
+    assert new_terms == list(dict.fromkeys(w for w in words if w not in known))
+    assert length == len(words)
+    numbers.update(zip(new_terms, range(base, base + len(new_terms)), strict=True))
+    by_number = list(numbers)
+    nums = array("I", termnums).tolist()
+    ws = array("d", weights).tolist()
+    ends = list(_running(array("I", sizes).tolist()))
+    got = {
+        by_number[n]: (w, values[ends[i] : ends[i + 1]])
+        for i, (n, w) in enumerate(zip(nums, ws, strict=True))
+    }
+    assert len(got) == count == len(nums)
+    counts = Counter(words)
+    want = {}
+    for term, freq in counts.items():
+        if positions:
+            where = [first + i for i, w in enumerate(words) if w == term]
+            value = formats.Positions().encode(where)
+        else:
+            value = struct.pack("!I", freq)
+        want[term] = (float(freq) * boost * fieldboost, value)
+    assert got == want
+    assert last == (values[ends[-2] :] if count else b"")
+
+
+def _running(sizes: list[int]) -> list[int]:
+    ends = [0]
+    for size in sizes:
+        ends.append(ends[-1] + size)
+    return ends
+
+
+def test_doc_postings_refuses_what_it_cannot_do() -> None:
+    assert bulk._speedups is not None
+    with pytest.raises(ValueError, match="one list"):
+        bulk._speedups.doc_postings(bulk._Numbers(), [["a"], ["b"]], 0, True, 1.0, 1.0)
+    with pytest.raises(TypeError, match="must be a list"):
+        bulk._speedups.doc_postings(bulk._Numbers(), [("a",)], 0, False, 1.0, 1.0)
+
+
+# -- blocks: the C writer against bulk.py's Python writer, decoded -----------------------------
+
+
+def _value_strategy(fixed: int | None) -> st.SearchStrategy[bytes]:
+    if fixed == 0:
+        return st.just(b"")
+    if fixed is not None and fixed > 0:
+        return st.binary(min_size=fixed, max_size=fixed)
+    return st.one_of(
+        st.just(b""),
+        st.lists(st.integers(0, 300), min_size=1, max_size=5).map(formats.Positions().encode),
+        st.binary(min_size=1, max_size=300),
+    )
+
+
+@st.composite
+def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
+    fixed = draw(st.sampled_from([None, -1, 0, 4, 2]))
+    int_weights = draw(st.booleans())
+    held = bulk._FieldPostings()
+    terms = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "é", "long" * 20]), max_size=6))
+    docs = draw(st.integers(1, 300))
+    weight = st.integers(1, 5).map(float) if int_weights else st.floats(0.0, 9.0, width=32)
+    for docnum in range(docs):
+        here = draw(st.lists(st.sampled_from(terms), unique=True)) if terms else []
+        if not here:
+            continue
+        values = [draw(_value_strategy(fixed)) for _ in here]
+        weights = [draw(weight) for _ in here]
+        held.add_many(docnum, here, weights, values, int_weights)
+    assume(len(held))  # bulk._write_postings skips a field without postings
+    lengths = draw(st.none() | st.binary(min_size=docs, max_size=docs))
+    column = array("B", lengths) if lengths is not None else None
+    fmt = SimpleNamespace(fixed_value_size=lambda: fixed)
+    codec = SimpleNamespace(
+        _blocklimit=draw(st.sampled_from([1, 3, 128])),
+        _compression=draw(st.sampled_from([0, 3])),
+    )
+    return codec, held, (fmt, column)
+
+
+def _written(codec: Any, held: bulk._FieldPostings, extra: Any, in_c: bool) -> Any:
+    fmt, column = extra
+    saved = bulk.use_speedups
+    bulk.use_speedups = in_c
+    try:
+        # Copied: _FieldBlocks takes the field's values over (it empties them).
+        blocks = bulk._FieldBlocks(codec, fmt, copy.deepcopy(held), column)
+        out = []
+        pos = 100
+        for texts, posts, infos in blocks.chunks(pos):
+            for text, info in zip(texts, infos, strict=True):
+                offset, size = struct.unpack("!qi", info[-12:])
+                raw = posts[offset - pos : offset - pos + size]
+                decoded = [
+                    (count, maxid, maxweight, type(maxweight), minlen, maxlen, data)
+                    for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+                ]
+                out.append((text, info[:-12], decoded))
+            pos += len(posts)
+        return out
+    finally:
+        bulk.use_speedups = saved
+
+
+@settings(max_examples=150, deadline=None)
+@given(field=_field(), chunk=st.sampled_from([1, 7, 1 << 17]))
+def test_c_blocks_are_python_blocks(field: Any, chunk: int) -> None:
+    """Every term's statistics byte for byte, and its blocks once unpickled (their sizes,
+    and so their offsets and whether they are compressed, differ: no pickle memo)."""
+    codec, held, extra = field
+    saved = bulk._CHUNK_POSTINGS
+    bulk._CHUNK_POSTINGS = chunk
+    try:
+        assert _written(codec, held, extra, True) == _written(codec, held, extra, False)
+    finally:
+        bulk._CHUNK_POSTINGS = saved
+
+
+def test_write_blocks_checks_its_arrays() -> None:
+    import numpy
+
+    assert bulk._speedups is not None
+    args: dict[str, Any] = {
+        "bounds": numpy.array([2], dtype=numpy.int64),
+        "docs": numpy.array([0, 1, 2], dtype=numpy.int64),
+        "weights": numpy.ones(3),
+        "lengths": None,
+        "values": None,
+        "starts": None,
+        "ends": None,
+        "fixed_values": None,
+        "fixed": 0,
+        "mode": 0,
+        "has_empty": False,
+        "int_weights": True,
+        "blocklimit": 128,
+        "compression": 3,
+        "min_compressed": 80,
+        "magic": b"W3Bl",
+        "pos": 0,
+        "compress": lambda data, level: data,
+    }
+    with pytest.raises(ValueError, match="differ in length"):
+        bulk._speedups.write_blocks(**args)
+    with pytest.raises(ValueError, match="not of 8-byte items"):
+        bulk._speedups.write_blocks(**{**args, "bounds": b"abc"})
+    with pytest.raises(ValueError, match="bad blocklimit"):
+        bulk._speedups.write_blocks(**{**args, "blocklimit": 0})
+    with pytest.raises(TypeError, match="values is required"):
+        bulk._speedups.write_blocks(**{**args, "bounds": args["bounds"] + 1, "mode": 2})
+    posts, infos = bulk._speedups.write_blocks(**{**args, "bounds": args["bounds"] + 1})
+    assert posts.startswith(b"W3Bl") and len(infos) == 1
