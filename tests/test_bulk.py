@@ -12,6 +12,7 @@ from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
 from pubsearch import bulk, masks, storage
+from pubsearch import speedups as speedups_module
 from pubsearch.indexing import record_fields
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
@@ -250,8 +251,8 @@ def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
 
 
 def _require_speedups() -> None:
-    if bulk._speedups is None:
-        pytest.skip("pubsearch._bulk (C) was not built: a C compiler and Python's headers")
+    if speedups_module.compiled is None:
+        pytest.skip("pubsearch._speedups (C) was not built: a C compiler and Python's headers")
 
 
 @pytest.mark.parametrize("speedups", [True, False], ids=["c", "python"])
@@ -265,7 +266,7 @@ def test_fast_path_writes_whoosh_postings(
     behind, and sorts them by it). With bulk.py's C companion and without it."""
     if speedups:
         _require_speedups()
-    monkeypatch.setattr(bulk, "use_speedups", speedups)
+    monkeypatch.setattr(speedups_module, "enabled", speedups)
     if small_chunks:  # terms written a few at a time, the block caches cleared often
         monkeypatch.setattr(bulk, "_CHUNK_POSTINGS", 7)
         monkeypatch.setattr(bulk, "_BLOCK_CACHE_LIMIT", 3)
@@ -449,5 +450,5 @@ def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 0
     assert result.output.startswith("pubsearch, version ")
     assert "(indexing with its C speedups)" in result.output
-    monkeypatch.setattr(bulk, "_speedups", None)
-    assert "plain Python" in bulk.speedups_note()
+    monkeypatch.setattr(speedups_module, "compiled", None)
+    assert "plain Python" in speedups_module.note()

@@ -21,6 +21,8 @@ from whoosh import analysis
 from whoosh.analysis.acore import Token
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
+from pubsearch import speedups
+
 # Keyword arguments the bulk paths understand; any other one takes the chain. (No filter
 # of the supported chain looks at ``mode``.)
 _FAST_KWARGS = frozenset(
@@ -271,6 +273,12 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
         # the first kept one.
         # Punctuation at a run's ends is never in a word (a word starts and ends with a
         # word character): without it, "model", "(model)," and "model." share an entry.
+        compiled = speedups.active()
+        if compiled is not None:  # the same, in one C call
+            found, first = compiled.run_stems(
+                value, stem_chunks, stem_chunks.leads, _EDGE_PUNCTUATION, _lead
+            )
+            return IndexWords(found, range(first, first + len(found)), plan=plan, text=value)
         pieces = list(map(str.strip, value.split(), repeat(_EDGE_PUNCTUATION)))
         found = list(chain.from_iterable(map(stem_chunks.__getitem__, pieces)))
         first = 0

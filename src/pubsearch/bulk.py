@@ -32,7 +32,6 @@ import os
 import pickle
 import queue
 import struct
-import types
 import zlib
 from array import array
 from collections import Counter
@@ -49,25 +48,8 @@ from whoosh.filedb import filetables
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
-from pubsearch import storage
+from pubsearch import speedups, storage
 from pubsearch.analysis import FastAnalyzer, IndexWords
-
-_speedups: types.ModuleType | None
-try:  # the C companion of this module (pyproject.toml builds it where a compiler is)
-    import pubsearch._bulk as _speedups
-except ImportError:  # pragma: no cover - where it could not be built
-    _speedups = None
-
-# Whether to use the C companion when it is there (tests turn it off to test the Python).
-use_speedups = True
-
-
-def speedups_note() -> str:
-    """Whether indexing runs with the C companion, for ``pubsearch --version``."""
-    if _speedups is not None:
-        return "indexing with its C speedups"
-    return "indexing in plain Python: pubsearch._bulk was not built (no C compiler?)"
-
 
 Doc = dict[str, Any]
 
@@ -484,8 +466,9 @@ class _FieldBlocks:
 
     def _chunk(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
         """Terms ``first`` to ``stop`` (their postings from ``a0`` on) written from ``pos``."""
-        if _speedups is not None and use_speedups:
-            return self._chunk_in_c(first, stop, a0, pos)
+        compiled = speedups.active()
+        if compiled is not None:
+            return self._chunk_in_c(compiled, first, stop, a0, pos)
         b0 = self.bounds[stop - 1]
         order = self.order[a0:b0]
         sorted_docs = self.docnums[order].astype(numpy.int64)
@@ -640,8 +623,10 @@ class _FieldBlocks:
             a = b
         return b"".join(posts), infos
 
-    def _chunk_in_c(self, first: int, stop: int, a0: int, pos: int) -> tuple[bytes, list[bytes]]:
-        """:meth:`_chunk` by ``pubsearch._bulk.write_blocks``: the same blocks and term
+    def _chunk_in_c(
+        self, compiled: Any, first: int, stop: int, a0: int, pos: int
+    ) -> tuple[bytes, list[bytes]]:
+        """:meth:`_chunk` by ``pubsearch._speedups.write_blocks``: the same blocks and term
         infos, once unpickled (its pickles have no memo and no frame)."""
         b0 = self.bounds[stop - 1]
         order = self.order[a0:b0]
@@ -659,8 +644,7 @@ class _FieldBlocks:
             values = self.values
             ends = self.value_ends[order]
             starts = ends - self.sizes[order]
-        assert _speedups is not None
-        posts, infos = _speedups.write_blocks(
+        posts, infos = compiled.write_blocks(
             bounds=numpy.asarray(self.bounds[first:stop], dtype=numpy.int64) - a0,
             docs=self.docnums[order].astype(numpy.int64),
             weights=self.weights[order],
@@ -976,14 +960,11 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                 if plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
-                    found = (
-                        _stem_lists(spec, value, memo)
-                        if spec is not None and _speedups is not None and use_speedups
-                        else None
-                    )
+                    compiled = speedups.active() if spec is not None else None
+                    found = _stem_lists(spec, value, memo) if compiled and spec else None
                     if found is not None:
-                        assert spec is not None and _speedups is not None
-                        encoded = _speedups.doc_postings(
+                        assert spec is not None and compiled is not None
+                        encoded = compiled.doc_postings(
                             self.pool.numbers(fieldname),
                             found[0],
                             found[1],

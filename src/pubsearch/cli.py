@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
-from pubsearch import batch, bulk, export, storage
+from pubsearch import batch, export, speedups, storage
 from pubsearch.broadening import BroaderSearch, nearest_broader
 from pubsearch.config import ENV_INDEX, default_processes, resolve_index_dir
 from pubsearch.errors import (
@@ -84,7 +84,7 @@ def _index_dir(option: Path | None) -> Path:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
-    package_name="pubsearch", message=f"%(prog)s, version %(version)s ({bulk.speedups_note()})"
+    package_name="pubsearch", message=f"%(prog)s, version %(version)s ({speedups.note()})"
 )
 def main() -> None:
     """Search scientific publication records: full text, fields and facets.

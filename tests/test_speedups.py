@@ -1,4 +1,4 @@
-"""bulk.py's C companion (pubsearch._bulk) must write what bulk.py's Python writes."""
+"""The C code (pubsearch._speedups) must give what the Python it stands for gives."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from whoosh import formats
 
-from pubsearch import bulk, masks
+from pubsearch import analysis, bulk, masks, speedups
+from pubsearch.schema import build_schema
 
 pytestmark = pytest.mark.skipif(
-    bulk._speedups is None,
-    reason="pubsearch._bulk (C) was not built: it needs a C compiler and Python's headers",
+    speedups.compiled is None,
+    reason="pubsearch._speedups (C) was not built: it needs a C compiler and Python's headers",
 )
 
 _STEMS = st.lists(st.sampled_from(["a", "b", "cé", "d", "net", "x" * 30]), max_size=60)
@@ -48,8 +49,8 @@ def test_doc_postings_are_whoosh_postings(
     numbers = bulk._Numbers()
     for term in known:
         numbers[term]  # noqa: B018  # numbered
-    assert bulk._speedups is not None
-    encoded = bulk._speedups.doc_postings(numbers, lists, first, positions, boost, fieldboost)
+    assert speedups.compiled is not None
+    encoded = speedups.compiled.doc_postings(numbers, lists, first, positions, boost, fieldboost)
     base, new_terms, termnums, weights, sizes, values, count, length, last = encoded
     assert base == len(known)
     words = [w for stems in lists for w in stems]
@@ -86,11 +87,11 @@ def _running(sizes: list[int]) -> list[int]:
 
 
 def test_doc_postings_refuses_what_it_cannot_do() -> None:
-    assert bulk._speedups is not None
+    assert speedups.compiled is not None
     with pytest.raises(ValueError, match="one list"):
-        bulk._speedups.doc_postings(bulk._Numbers(), [["a"], ["b"]], 0, True, 1.0, 1.0)
+        speedups.compiled.doc_postings(bulk._Numbers(), [["a"], ["b"]], 0, True, 1.0, 1.0)
     with pytest.raises(TypeError, match="must be a list"):
-        bulk._speedups.doc_postings(bulk._Numbers(), [("a",)], 0, False, 1.0, 1.0)
+        speedups.compiled.doc_postings(bulk._Numbers(), [("a",)], 0, False, 1.0, 1.0)
 
 
 # -- blocks: the C writer against bulk.py's Python writer, decoded -----------------------------
@@ -136,8 +137,8 @@ def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
 
 def _written(codec: Any, held: bulk._FieldPostings, extra: Any, in_c: bool) -> Any:
     fmt, column = extra
-    saved = bulk.use_speedups
-    bulk.use_speedups = in_c
+    saved = speedups.enabled
+    speedups.enabled = in_c
     try:
         # Copied: _FieldBlocks takes the field's values over (it empties them).
         blocks = bulk._FieldBlocks(codec, fmt, copy.deepcopy(held), column)
@@ -155,7 +156,7 @@ def _written(codec: Any, held: bulk._FieldPostings, extra: Any, in_c: bool) -> A
             pos += len(posts)
         return out
     finally:
-        bulk.use_speedups = saved
+        speedups.enabled = saved
 
 
 @settings(max_examples=150, deadline=None)
@@ -175,7 +176,8 @@ def test_c_blocks_are_python_blocks(field: Any, chunk: int) -> None:
 def test_write_blocks_checks_its_arrays() -> None:
     import numpy
 
-    assert bulk._speedups is not None
+    compiled = speedups.compiled
+    assert compiled is not None
     args: dict[str, Any] = {
         "bounds": numpy.array([2], dtype=numpy.int64),
         "docs": numpy.array([0, 1, 2], dtype=numpy.int64),
@@ -197,12 +199,62 @@ def test_write_blocks_checks_its_arrays() -> None:
         "compress": lambda data, level: data,
     }
     with pytest.raises(ValueError, match="differ in length"):
-        bulk._speedups.write_blocks(**args)
+        compiled.write_blocks(**args)
     with pytest.raises(ValueError, match="not of 8-byte items"):
-        bulk._speedups.write_blocks(**{**args, "bounds": b"abc"})
+        compiled.write_blocks(**{**args, "bounds": b"abc"})
     with pytest.raises(ValueError, match="bad blocklimit"):
-        bulk._speedups.write_blocks(**{**args, "blocklimit": 0})
+        compiled.write_blocks(**{**args, "blocklimit": 0})
     with pytest.raises(TypeError, match="values is required"):
-        bulk._speedups.write_blocks(**{**args, "bounds": args["bounds"] + 1, "mode": 2})
-    posts, infos = bulk._speedups.write_blocks(**{**args, "bounds": args["bounds"] + 1})
+        compiled.write_blocks(**{**args, "bounds": args["bounds"] + 1, "mode": 2})
+    posts, infos = compiled.write_blocks(**{**args, "bounds": args["bounds"] + 1})
     assert posts.startswith(b"W3Bl") and len(infos) == 1
+
+
+# -- analysis: a text's stems, run by run --------------------------------------------------
+
+_PIECES = list("ab Xé.,;:()[]-'\"/") + ["\n", "\t", "\u00a0", "\u2003", "the ", "of", "Über"]
+_TEXT = st.lists(st.sampled_from([*_PIECES, "u.s", "1.2", "models"]), max_size=40).map("".join)
+
+
+def _index_words(text: str, in_c: bool) -> tuple[list[str], list[int], list[str]]:
+    saved = speedups.enabled
+    speedups.enabled = in_c
+    try:
+        analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
+        words = analyzer.index_words(text)
+        assert words is not None
+        return words.stems, list(words.positions), words.unstemmed()
+    finally:
+        speedups.enabled = saved
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, clear=st.booleans())
+def test_run_stems_are_the_python_stems(text: str, clear: bool) -> None:
+    """The same stems, positions and unstemmed words, also after the caches were cleared
+    (as they are when full): then the C code asks the Python for a run's lead."""
+    if clear:
+        for cache in analysis._CACHES.values():
+            for part in cache:
+                if part is not None:
+                    part.clear()
+            stem_chunks = cache[3]
+            if stem_chunks is not None:
+                stem_chunks.leads.clear()
+    in_c = _index_words(text, True)
+    if clear:
+        for cache in analysis._CACHES.values():
+            stem_chunks = cache[3]
+            if stem_chunks is not None:
+                stem_chunks.leads.clear()  # a lead gone while its run's stems stay
+    assert in_c == _index_words(text, False) == _index_words(text, True)
+
+
+def test_run_stems_refuses_a_cache_of_the_wrong_kind() -> None:
+    compiled = speedups.compiled
+    assert compiled is not None
+    with pytest.raises(TypeError, match="must give tuples"):
+        compiled.run_stems("a b", {"a": ["x"]}, {}, ".", lambda cache, piece: (1, 0))
+    with pytest.raises(ValueError, match="ASCII"):
+        compiled.run_stems("a b", {}, {}, "é", lambda cache, piece: (1, 0))
+    assert compiled.run_stems("(a) b", {"a": ("x",), "b": ("y",)}, {}, "()", lambda c, p: (1, 0))

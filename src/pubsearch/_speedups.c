@@ -1,4 +1,7 @@
-/* pubsearch._bulk: the innermost loop of bulk.py's postings writer, in C.
+/* pubsearch._speedups: the hot loops of indexing (bulk.py, analysis.py), in C.
+ *
+ * Each function does what a piece of Python does, checked by tests/test_speedups.py;
+ * without this module (no C compiler) that Python runs instead. See speedups.py.
  *
  * write_blocks() turns a chunk of terms' sorted postings into Whoosh 3 ("W3") posting
  * lists, as bulk._FieldBlocks._chunk does in Python: for each term, its postings in
@@ -797,12 +800,139 @@ done:
     return result;
 }
 
+/* -- a text's stems, run by run ---------------------------------------------------------- */
+
+static PyObject *
+run_stems(PyObject *module, PyObject *args)
+{
+    PyObject *text, *cache, *leads, *lead_of;
+    const char *edge;
+    Py_ssize_t edge_len;
+    if (!PyArg_ParseTuple(args, "UO!O!s#O:run_stems", &text, &PyDict_Type, &cache, &PyDict_Type,
+                          &leads, &edge, &edge_len, &lead_of)) {
+        return NULL;
+    }
+    unsigned char is_edge[128] = {0};
+    for (Py_ssize_t i = 0; i < edge_len; i++) {
+        if ((unsigned char)edge[i] >= 128) {
+            PyErr_SetString(PyExc_ValueError, "run_stems: edge characters must be ASCII");
+            return NULL;
+        }
+        is_edge[(unsigned char)edge[i]] = 1;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        return NULL;
+    }
+    long long first = 0;
+    int first_known = 0;
+    Py_ssize_t i = 0;
+    while (i < len) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (Py_UNICODE_ISSPACE(ch)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < len && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) {
+            i++;
+        }
+        /* The run text[start:i], its edge punctuation stripped (as str.strip(edge)). */
+        Py_ssize_t s = start, e = i;
+        while (s < e) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, s);
+            if (c >= 128 || !is_edge[c]) {
+                break;
+            }
+            s++;
+        }
+        while (e > s) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, e - 1);
+            if (c >= 128 || !is_edge[c]) {
+                break;
+            }
+            e--;
+        }
+        PyObject *piece = PyUnicode_Substring(text, s, e);
+        if (piece == NULL) {
+            goto fail;
+        }
+        PyObject *stems = PyDict_GetItemWithError(cache, piece);
+        if (stems != NULL) {
+            Py_INCREF(stems);
+        }
+        else if (!PyErr_Occurred()) {
+            stems = PyObject_GetItem(cache, piece); /* the cache's __missing__ */
+        }
+        if (stems == NULL || !PyTuple_Check(stems)) {
+            if (stems != NULL) {
+                PyErr_SetString(PyExc_TypeError, "run_stems: the cache must give tuples");
+            }
+            Py_XDECREF(stems);
+            Py_DECREF(piece);
+            goto fail;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(stems); k++) {
+            if (PyList_Append(found, PyTuple_GET_ITEM(stems, k)) < 0) {
+                Py_DECREF(stems);
+                Py_DECREF(piece);
+                goto fail;
+            }
+        }
+        Py_DECREF(stems);
+        if (!first_known) {
+            /* Words before the first kept one: the first position. */
+            PyObject *lead = PyDict_GetItemWithError(leads, piece);
+            if (lead != NULL) {
+                Py_INCREF(lead);
+            }
+            else if (!PyErr_Occurred()) {
+                lead = PyObject_CallFunctionObjArgs(lead_of, cache, piece, NULL);
+            }
+            long count = -1, at = -1;
+            if (lead != NULL && PyTuple_Check(lead) && PyTuple_GET_SIZE(lead) == 2) {
+                count = PyLong_AsLong(PyTuple_GET_ITEM(lead, 0));
+                at = PyLong_AsLong(PyTuple_GET_ITEM(lead, 1));
+            }
+            else if (lead != NULL) {
+                PyErr_SetString(PyExc_TypeError, "run_stems: a lead must be a pair");
+            }
+            Py_XDECREF(lead);
+            if (PyErr_Occurred()) {
+                Py_DECREF(piece);
+                goto fail;
+            }
+            if (at >= 0) {
+                first += at;
+                first_known = 1;
+            }
+            else {
+                first += count;
+            }
+        }
+        Py_DECREF(piece);
+    }
+    if (!first_known) {
+        first = 0;
+    }
+    return Py_BuildValue("(NL)", found, first);
+fail:
+    Py_DECREF(found);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"write_blocks", (PyCFunction)(void (*)(void))write_blocks, METH_VARARGS | METH_KEYWORDS,
      "write_blocks(bounds, docs, weights, lengths, values, starts, ends, fixed_values, fixed,\n"
      "             mode, has_empty, int_weights, blocklimit, compression, min_compressed,\n"
      "             magic, pos, compress) -> (postings bytes, [term info rows])\n\n"
      "A chunk of terms' posting lists in Whoosh 3's format; see bulk._chunk_in_c."},
+    {"run_stems", run_stems, METH_VARARGS,
+     "run_stems(text, cache, leads, edge, lead_of) -> (stems, first position)\n\n"
+     "A text's stems from its white-space separated runs; see analysis._index_words."},
     {"doc_postings", (PyCFunction)(void (*)(void))doc_postings, METH_VARARGS | METH_KEYWORDS,
      "doc_postings(numbers, stem_lists, first, positions, boost, fieldboost)\n"
      "    -> (base, new_terms, termnums, weights, sizes, values, postings, length, last_value)\n\n"
@@ -811,12 +941,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "pubsearch._bulk",
-    "The hot loops of pubsearch.bulk, in C (bulk.py works without them).", -1, methods,
+    PyModuleDef_HEAD_INIT, "pubsearch._speedups",
+    "The hot loops of indexing, in C (see pubsearch.speedups).", -1, methods,
 };
 
 PyMODINIT_FUNC
-PyInit__bulk(void)
+PyInit__speedups(void)
 {
     return PyModule_Create(&module);
 }

@@ -1,4 +1,4 @@
-"""Type stubs of pubsearch._bulk, the C companion of bulk.py (src/pubsearch/_bulk.c)."""
+"""Type stubs of pubsearch._speedups (src/pubsearch/_speedups.c)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,3 +34,10 @@ def doc_postings(
     boost: float,
     fieldboost: float,
 ) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...
+def run_stems(
+    text: str,
+    cache: dict[str, tuple[str, ...]],
+    leads: dict[str, tuple[int, int]],
+    edge: str,
+    lead_of: Callable[[Any, str], tuple[int, int]],
+) -> tuple[list[str], int]: ...
