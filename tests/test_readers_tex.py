@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pubsearch.readers.tex import normalize_author, tex_to_unicode
+from pubsearch.readers.tex import (
+    _PLAIN_NAME,
+    _normalize_author_fully,
+    normalize_author,
+    tex_to_unicode,
+)
 
 
 @pytest.mark.parametrize(
@@ -129,3 +134,33 @@ def test_normalize_author_is_idempotent_and_nfc(name: str) -> None:
 
 def test_normalize_author_composes_after_dropping_braces() -> None:
     assert normalize_author("A{\u0301}") == "\u00c1"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    name=st.lists(
+        st.sampled_from(
+            ["A", "b", "Yu", ".", " ", "  ", "\t", "\x1f", "-", ",", ";", "'", "~", "{", "\\'"]
+        ),
+        max_size=14,
+    ).map("".join)
+)
+def test_plain_names_take_a_short_cut_to_the_same_spelling(name: str) -> None:
+    """The short cut for names with nothing to decode gives what every step gives."""
+    assert normalize_author.__wrapped__(name) == _normalize_author_fully(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "plain"),
+    [
+        ("John  Smith ,", True),
+        ("A. B. Smith", True),
+        ("Smith J.", True),
+        ("E.L. Berger", False),  # initials to space
+        ("C. -P. Yuan", False),  # a spaced hyphen to join
+        ("C.~Bal\\'azs", False),  # TeX
+        ("José Núñez", False),  # not ASCII: NFC
+    ],
+)
+def test_which_names_take_the_short_cut(name: str, plain: bool) -> None:
+    assert (name.isascii() and _PLAIN_NAME.fullmatch(name) is not None) is plain

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import reduce
+from functools import cached_property, reduce
 from typing import Generic, TypeVar
 
 # Private-use characters that mark highlighted spans inside snippets. They are removed from
@@ -137,9 +137,10 @@ class Record:
         digest = hashlib.sha1(f"{title_key(self.title)}|{self.year}".encode()).hexdigest()
         return "t" + digest[:11]
 
-    @property
+    @cached_property
     def identity_keys(self) -> tuple[str, ...]:
-        """Every key under which this record is the same paper as another."""
+        """Every key under which this record is the same paper as another (worked out
+        once: merging and indexing both ask)."""
         keys = []
         if self.arxiv_id:
             keys.append("arxiv:" + self.arxiv_id)

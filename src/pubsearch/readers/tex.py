@@ -158,6 +158,10 @@ _JOINED_INITIALS = re.compile(r"\b(" + _LETTER + r"|[A-Z][a-z])\.(?=" + _LETTER 
 # ``C. -P. Yuan`` (as arXiv's parsed names write it) -> ``C.-P. Yuan``.
 _SPACED_HYPHEN = re.compile(r"\.\s+-\s*")
 _LEFTOVER_COMMAND = re.compile(r"\\+")
+# An ASCII name that normalize_author only collapses the white space of: no TeX (no
+# backslash, brace or tie), and every dot at the end or before white space not followed
+# by a hyphen (so no initials to space, no spaced hyphen to join).
+_PLAIN_NAME = re.compile(r"(?:[^\\{}~.]|\.(?=\s|$)(?!\s+-))*")
 
 
 # Names recur across papers: the 102,289 arXiv records of the speed benchmark list 642,342
@@ -169,6 +173,14 @@ def normalize_author(name: str) -> str:
 
     ``C. Bal\\'azs``, ``C.  Balázs`` and ``{C.~Bal\\'{a}zs}`` all give ``C. Balázs``.
     """
+    if name.isascii() and _PLAIN_NAME.fullmatch(name):
+        # Nothing to decode, drop or space (most names): only white space to collapse.
+        return " ".join(name.split()).strip(" ,;")
+    return _normalize_author_fully(name)
+
+
+def _normalize_author_fully(name: str) -> str:
+    """:func:`normalize_author` step by step, for any name."""
     text = tex_to_unicode(name).replace("~", " ")
     text = _LEFTOVER_COMMAND.sub(" ", text.replace("{", "").replace("}", ""))
     text = _SPACES.sub(" ", text)
