@@ -17,6 +17,9 @@ Whoosh's writer spends its time per token and per posting: a Token object per wo
   pickled with a newer protocol than Whoosh's 2, which stores each position list as plain
   bytes instead of a call to ``_codecs.encode`` on a Latin-1 string: Whoosh's reader
   unpickles the very same tuples, from blocks a quarter smaller, several times faster;
+* where ``pubsearch._speedups`` was built (see :mod:`pubsearch.speedups`), a document's
+  postings in a text field (``doc_postings``) and a chunk of terms' blocks
+  (``write_blocks``) are computed in C instead, giving the same postings and blocks;
 * :func:`write_documents` spreads documents over worker processes, each writing its own
   segments (a new one every ``docs_per_segment`` documents, which bounds its memory), and
   commits them all as one generation of the index. Small inputs are written in-process.
@@ -942,8 +945,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         docboost = self._doc_boost(fields)
         fieldnames = sorted([name for name in fields if not name.startswith("_")])
         self._check_fields(schema, fieldnames)
-        postings: list[tuple[str, int, Any, Any, Any, bool]]
+        postings: list[tuple[str, int, list[bytes] | list[str], list[float], list[bytes], bool]]
         postings = []
+        packed: list[tuple[str, tuple[Any, ...]]] = []  # from _speedups.doc_postings
         memo: _Memo = {}
         vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
         perdoc.start_doc(docnum)
@@ -974,8 +978,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                         )
                         if spec.scorable:
                             length = encoded[7]
-                        postings.append((fieldname, docnum, None, encoded, None, False))
-                        values = [encoded[8]] if encoded[6] else []
+                        packed.append((fieldname, encoded))
+                        values = [encoded[8]] if encoded[6] else []  # the last posting's
                     elif spec is not None:
                         terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
                         boost = spec.field_boost
@@ -1043,12 +1047,11 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
         perdoc.finish_doc()
         add_many = self.pool.add_many
-        add_encoded = self.pool.add_encoded
         for fieldname, postdoc, texts_or_terms, weights, values, int_weights in postings:
-            if texts_or_terms is None:
-                add_encoded(fieldname, postdoc, weights)
-            else:
-                add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
+            add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
+        add_encoded = self.pool.add_encoded
+        for fieldname, encoded in packed:
+            add_encoded(fieldname, docnum, encoded)
         self._added = True
         self.docnum += 1
 
