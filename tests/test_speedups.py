@@ -97,11 +97,12 @@ def test_doc_postings_refuses_what_it_cannot_do() -> None:
 # -- blocks: the C writer against bulk.py's Python writer, decoded -----------------------------
 
 
-def _value_strategy(fixed: int | None) -> st.SearchStrategy[bytes]:
+def _value_strategy(fixed: int | None, mixed: bool) -> st.SearchStrategy[bytes]:
     if fixed == 0:
         return st.just(b"")
     if fixed is not None and fixed > 0:
-        return st.binary(min_size=fixed, max_size=fixed)
+        # Values of the format's size are kept as one array; others (mixed) end to end.
+        return st.binary(max_size=fixed + 2) if mixed else st.binary(min_size=fixed, max_size=fixed)
     return st.one_of(
         st.just(b""),
         st.lists(st.integers(0, 300), min_size=1, max_size=5).map(formats.Positions().encode),
@@ -113,6 +114,7 @@ def _value_strategy(fixed: int | None) -> st.SearchStrategy[bytes]:
 def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
     fixed = draw(st.sampled_from([None, -1, 0, 4, 2]))
     int_weights = draw(st.booleans())
+    mixed = draw(st.booleans())
     held = bulk._FieldPostings()
     terms = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "é", "long" * 20]), max_size=6))
     docs = draw(st.integers(1, 300))
@@ -121,7 +123,7 @@ def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
         here = draw(st.lists(st.sampled_from(terms), unique=True)) if terms else []
         if not here:
             continue
-        values = [draw(_value_strategy(fixed)) for _ in here]
+        values = [draw(_value_strategy(fixed, mixed)) for _ in here]
         weights = [draw(weight) for _ in here]
         held.add_many(docnum, here, weights, values, int_weights)
     assume(len(held))  # bulk._write_postings skips a field without postings

@@ -136,27 +136,27 @@ pk_float(Buf *b, double v)
     return buf_put(b, op, 9);
 }
 
+/* SHORT_BINBYTES or BINBYTES (little-endian length) for n bytes; the bytes go next. */
 static int
-pk_bytes(Buf *b, const char *src, Py_ssize_t n)
+pk_bytes_head(Buf *b, Py_ssize_t n)
 {
     unsigned char op[5];
     if (n <= 0xff) {
-        op[0] = 'C'; /* SHORT_BINBYTES */
+        op[0] = 'C';
         op[1] = (unsigned char)n;
-        if (buf_put(b, op, 2) < 0) {
-            return -1;
-        }
+        return buf_put(b, op, 2);
     }
-    else {
-        op[0] = 'B'; /* BINBYTES, little-endian length */
-        for (int i = 0; i < 4; i++) {
-            op[1 + i] = (unsigned char)((uint64_t)n >> (8 * i));
-        }
-        if (buf_put(b, op, 5) < 0) {
-            return -1;
-        }
+    op[0] = 'B';
+    for (int i = 0; i < 4; i++) {
+        op[1 + i] = (unsigned char)((uint64_t)n >> (8 * i));
     }
-    return buf_put(b, src, n);
+    return buf_put(b, op, 5);
+}
+
+static int
+pk_bytes(Buf *b, const char *src, Py_ssize_t n)
+{
+    return pk_bytes_head(b, n) < 0 ? -1 : buf_put(b, src, n);
 }
 
 /* A tuple: MARK before its items (when it has more than three), this after them. */
@@ -284,6 +284,7 @@ pk_values(Buf *b, const Chunk *c, Py_ssize_t s, Py_ssize_t e)
         return pk_tuple_end(b, count);
     }
     case VALUES_JOINED: {
+        /* The values end to end, as one bytes. */
         Py_ssize_t total = 0;
         for (Py_ssize_t i = s; i < e; i++) {
             if (value_of(c, i, &src, &n) < 0) {
@@ -291,17 +292,16 @@ pk_values(Buf *b, const Chunk *c, Py_ssize_t s, Py_ssize_t e)
             }
             total += n;
         }
-        Buf joined = {0};
+        if (pk_bytes_head(b, total) < 0) {
+            return -1;
+        }
         for (Py_ssize_t i = s; i < e; i++) {
             value_of(c, i, &src, &n);
-            if (buf_put(&joined, src, n) < 0) {
-                buf_free(&joined);
+            if (buf_put(b, src, n) < 0) {
                 return -1;
             }
         }
-        int rc = pk_bytes(b, joined.data ? joined.data : "", total);
-        buf_free(&joined);
-        return rc;
+        return 0;
     }
     }
     PyErr_SetString(PyExc_ValueError, "write_blocks: unknown value mode");
