@@ -195,8 +195,10 @@ class TermPool:
             self._field(fieldname).add_many(docnum, texts, weights, values, int_weights)
 
     def add_encoded(self, fieldname: str, docnum: int, encoded: tuple[Any, ...]) -> None:
-        """Add one document's postings in ``fieldname`` from ``_speedups.doc_postings``."""
-        if encoded[6]:
+        """Add one document's postings in ``fieldname`` from ``_speedups.doc_postings``
+        (none: nothing to add)."""
+        count = encoded[6]
+        if count:
             self._field(fieldname).add_encoded(docnum, encoded)
 
     def numbers(self, fieldname: str) -> _Numbers:
@@ -633,6 +635,7 @@ class _FieldBlocks:
         infos, once unpickled (its pickles have no memo and no frame)."""
         b0 = self.bounds[stop - 1]
         order = self.order[a0:b0]
+        docs = self.docnums[order]
         fixed = self.fixed
         values: bytes | None = None
         starts = ends = fixed_values = None
@@ -649,9 +652,9 @@ class _FieldBlocks:
             starts = ends - self.sizes[order]
         posts, infos = compiled.write_blocks(
             bounds=numpy.asarray(self.bounds[first:stop], dtype=numpy.int64) - a0,
-            docs=self.docnums[order].astype(numpy.int64),
+            docs=docs.astype(numpy.int64),
             weights=self.weights[order],
-            lengths=self.lengths[self.docnums[order]] if self.lengths is not None else None,
+            lengths=self.lengths[docs] if self.lengths is not None else None,
             values=values,
             starts=starts,
             ends=ends,
@@ -848,10 +851,11 @@ def _stem_lists(spec: _BulkField, value: str, memo: _Memo) -> tuple[list[list[st
         if spec.by_lines and "\n" in value:
             return [_words(spec, line, memo).stems for line in value.split("\n")], 0
         return [_words(spec, value, memo).stems], 0
-    positions = _words(spec, value, memo).positions
+    words = _words(spec, value, memo)
+    positions = words.positions
     if type(positions) is not range or positions.step != 1:
         return None
-    return [_words(spec, value, memo).stems], positions.start
+    return [words.stems], positions.start
 
 
 # Freed memory glibc keeps at the top of the heap instead of handing it back.
@@ -964,22 +968,24 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                 if plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
-                    compiled = speedups.active() if spec is not None else None
+                    compiled = speedups.active()
                     found = _stem_lists(spec, value, memo) if compiled and spec else None
                     if found is not None:
                         assert spec is not None and compiled is not None
+                        stem_lists, first = found
                         encoded = compiled.doc_postings(
                             self.pool.numbers(fieldname),
-                            found[0],
-                            found[1],
+                            stem_lists,
+                            first,
                             spec.positions,
                             spec.field_boost,
                             fieldboost,
                         )
+                        *_, count, words_count, last_value = encoded
                         if spec.scorable:
-                            length = encoded[7]
+                            length = words_count
                         packed.append((fieldname, encoded))
-                        values = [encoded[8]] if encoded[6] else []  # the last posting's
+                        values = [last_value] if count else []
                     elif spec is not None:
                         terms, freqs, values, words = _bulk_postings(spec, value, fieldboost, memo)
                         boost = spec.field_boost
