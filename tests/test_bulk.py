@@ -6,6 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from whoosh import analysis
+from whoosh import fields as whoosh_fields
 from whoosh import index as whoosh_index
 from whoosh.codec.whoosh3 import W3TermInfo
 from whoosh.qparser import QueryParser
@@ -452,3 +456,64 @@ def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch
     assert "(indexing with its C speedups)" in result.output
     monkeypatch.setattr(speedups_module, "compiled", None)
     assert "plain Python" in speedups_module.note()
+
+
+_KEYWORD_TEXT = st.text(
+    alphabet=st.sampled_from(list("ab, \t\nÉé.:%|-") + ["İ", "ß", "\u00a0"]), max_size=24
+)
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        whoosh_fields.ID(),
+        whoosh_fields.ID(field_boost=2.5),
+        whoosh_fields.ID(analyzer=analysis.IDTokenizer() | analysis.LowercaseFilter()),
+        whoosh_fields.KEYWORD(commas=True),
+        whoosh_fields.KEYWORD(commas=True, lowercase=True),
+        whoosh_fields.KEYWORD(commas=True, lowercase=True, field_boost=0.5, scorable=True),
+    ],
+    ids=["id", "id-boost", "id-lower", "commas", "commas-lower", "commas-boost"],
+)
+@settings(max_examples=300, deadline=None)
+@given(value=_KEYWORD_TEXT)
+def test_direct_terms_equal_whoosh_index(field: Any, value: str) -> None:
+    direct = bulk._direct_terms(field)
+    assert direct is not None
+    assert sorted(direct(value)) == sorted(field.index(value))
+
+
+@pytest.mark.parametrize(
+    ("field", "known"),
+    [
+        (whoosh_fields.KEYWORD(), False),  # separated by spaces
+        (whoosh_fields.TEXT(), False),
+        (whoosh_fields.NUMERIC(int), False),
+        (whoosh_fields.KEYWORD(commas=True, vector=True), False),
+        (
+            whoosh_fields.KEYWORD(
+                analyzer=analysis.CommaSeparatedTokenizer() | analysis.StopFilter()
+            ),
+            False,
+        ),
+        (whoosh_fields.ID(analyzer=analysis.CommaSeparatedTokenizer()), True),
+    ],
+    ids=["spaces", "text", "numeric", "vector", "commas-stops", "id-by-commas"],
+)
+def test_direct_terms_only_for_known_shapes(field: Any, known: bool) -> None:
+    direct = bulk._direct_terms(field)
+    assert (direct is not None) == known
+    if direct is not None:
+        value = "A, b ,a,,c d"
+        assert sorted(direct(value)) == sorted(field.index(value))
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(0, 65535), st.booleans()), max_size=30))
+def test_numeric_terms_equal_whoosh_index(values: list[Any]) -> None:
+    field = whoosh_fields.NUMERIC(int, bits=16, signed=False)
+    terms = bulk._numeric_terms(field)
+    assert terms is not None
+    for value in values:  # repeated values come from the memo
+        assert terms(value) == list(field.index(value))
+    assert bulk._numeric_terms(whoosh_fields.TEXT()) is None
