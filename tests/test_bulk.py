@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -342,6 +345,8 @@ def test_workers_exit_when_the_build_is_killed(tmp_path: Path) -> None:
 
     script = f"""
 import time
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
 from pubsearch.indexing import record_fields
@@ -396,6 +401,8 @@ def test_build_fails_promptly_when_its_workers_die(tmp_path: Path) -> None:
 
     script = f"""
 import time
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
 from pubsearch.indexing import record_fields
@@ -517,3 +524,49 @@ def test_numeric_terms_equal_whoosh_index(values: list[Any]) -> None:
     for value in values:  # repeated values come from the memo
         assert terms(value) == list(field.index(value))
     assert bulk._numeric_terms(whoosh_fields.TEXT()) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(
+        st.one_of(st.integers(0, 5), st.integers(0, (1 << 16) + 3), st.integers(0, (1 << 32) - 1)),
+        max_size=60,
+    )
+)
+def test_stable_order_is_numpys_stable_argsort(keys: list[int]) -> None:
+    array = numpy.array(keys, dtype=numpy.int64)
+    assert bulk._stable_order(array).tolist() == numpy.argsort(array, kind="stable").tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "d", "é"]), min_size=1, max_size=4),
+        max_size=12,
+    )
+)
+def test_term_pool_in_document_order_sorts_by_term_then_document(docs: list[list[str]]) -> None:
+    pool = bulk.TermPool()
+    expected = []
+    for docnum, words in enumerate(docs):
+        terms = sorted(set(words))
+        pool.add_many("f", docnum, terms, [1.0] * len(terms), [b""] * len(terms))
+        expected += [("f", t.encode(), docnum, 1.0, b"") for t in terms]
+    assert list(pool.iter_postings()) == sorted(expected)
+
+
+def test_collector_runs_less_while_writing_and_as_before_after(tmp_path: Path) -> None:
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+
+    def docs() -> Iterator[dict[str, Any]]:
+        for doc in _docs()[:3]:
+            seen.append(gc.get_threshold())
+            yield doc
+        raise ValueError("a bad record")  # the thresholds come back after a failure too
+
+    ix = storage.create_index(tmp_path)
+    with pytest.raises(ValueError, match="a bad record"):
+        bulk._write_segments(ix, docs(), 100)
+    assert seen and all(t[0] == bulk._GC_THRESHOLD for t in seen)
+    assert gc.get_threshold() == before

@@ -27,7 +27,9 @@ Whoosh's writer spends its time per token and per posting: a Token object per wo
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import hashlib
 import itertools
 import multiprocessing
@@ -251,9 +253,27 @@ def _sort_postings(held: _FieldPostings) -> tuple[list[bytes], numpy.ndarray[Any
     rank_of = {text: r for r, text in enumerate(texts)}
     rank = numpy.fromiter(map(rank_of.__getitem__, by_number), numpy.int64, len(by_number))
     ranks = rank[numpy.frombuffer(held.termnums, dtype=numpy.uint32)]
-    order = numpy.lexsort((held.docnums(), ranks))
+    run_docs = numpy.frombuffer(held.run_docs, dtype=numpy.uint32)
+    if bool((run_docs[1:] >= run_docs[:-1]).all()):
+        # Added in docnum order (as documents are): a stable sort by term is enough.
+        order = _stable_order(ranks)
+    else:
+        order = numpy.lexsort((held.docnums(), ranks))
     bounds = numpy.cumsum(numpy.bincount(ranks, minlength=len(texts)))
     return texts, order, bounds.tolist()
+
+
+def _stable_order(keys: numpy.ndarray[Any, Any]) -> numpy.ndarray[Any, Any]:
+    """``numpy.argsort(keys, kind="stable")`` for keys in ``0 .. 2**32 - 1``, as a radix
+    sort on 16-bit halves (numpy sorts 16-bit keys by radix: 2.5x faster than its merge
+    sort on the millions of postings of a segment's text fields)."""
+    if keys.size == 0 or int(keys.max()) < 1 << 16:
+        return numpy.argsort(keys.astype(numpy.uint16), kind="stable")
+    low = (keys & 0xFFFF).astype(numpy.uint16)
+    order = numpy.argsort(low, kind="stable")
+    high = (keys >> 16).astype(numpy.uint16)[order]
+    result: numpy.ndarray[Any, Any] = order[numpy.argsort(high, kind="stable")]
+    return result
 
 
 class _Lengths:
@@ -1190,6 +1210,24 @@ def _finish_segment(writer: BulkWriter) -> Any:
     return segment
 
 
+# The cyclic garbage collector's first threshold while documents are written (Python's
+# default: 700). Writing allocates millions of short-lived lists and tuples, none in
+# cycles; at the default the collector ran about 1,550 times on 30,000 records, 3% of the
+# time, its full passes over the analysis caches most of it.
+_GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run the garbage collector less often inside the block (its thresholds restored)."""
+    old = gc.get_threshold()
+    gc.set_threshold(_GC_THRESHOLD, old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
     """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
     fewer), left for a committing writer to name in a table of contents."""
@@ -1197,17 +1235,18 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
     writer: BulkWriter | None = None
     count = 0
     try:
-        for doc in docs:
-            if writer is None:
-                writer = BulkWriter(ix, _lk=False)
-            writer.add_document(**doc)
-            count += 1
-            if count >= docs_per_segment:
+        with _fewer_collections():
+            for doc in docs:
+                if writer is None:
+                    writer = BulkWriter(ix, _lk=False)
+                writer.add_document(**doc)
+                count += 1
+                if count >= docs_per_segment:
+                    segments.append(_finish_segment(writer))
+                    writer, count = None, 0
+            if writer is not None:
                 segments.append(_finish_segment(writer))
-                writer, count = None, 0
-        if writer is not None:
-            segments.append(_finish_segment(writer))
-            writer = None
+                writer = None
     finally:
         if writer is not None:
             writer.cancel()
