@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pubsearch.readers import tex
 from pubsearch.readers.tex import (
     _PLAIN_NAME,
     _normalize_author_fully,
@@ -164,3 +166,30 @@ def test_plain_names_take_a_short_cut_to_the_same_spelling(name: str) -> None:
 )
 def test_which_names_take_the_short_cut(name: str, plain: bool) -> None:
     assert (name.isascii() and _PLAIN_NAME.fullmatch(name) is not None) is plain
+
+
+# The patterns as first written (each tried at every position): the definition the faster
+# ones must agree with.
+_MATH_AS_WRITTEN = re.compile(
+    r"\$\$.*?\$\$|(?<!\\)\$(?:[^$\\]|\\.)*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL
+)
+_ACCENT_AS_WRITTEN = re.compile(
+    tex._ACCENT.pattern.replace(r"(?:(?P<open>\{)\\|\\)", r"(?P<open>\{)?\\", 1)
+)
+
+# Characters and pieces the TeX patterns care about.
+_TEX_PIECES = [*"$\\{}()[]'\"`^~=.,-_&%# aeioulcvHtdbrkOs\n", "ss", "aa", "\\i", "é", "\u0301"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_TEX_PIECES), max_size=30).map("".join))
+def test_faster_patterns_match_as_first_written(text: str) -> None:
+    assert _ACCENT_AS_WRITTEN.pattern != tex._ACCENT.pattern
+    assert [m.span() for m in tex._MATH.finditer(text)] == [
+        m.span() for m in _MATH_AS_WRITTEN.finditer(text)
+    ]
+    assert tex._ACCENT.sub(tex._accent, text) == _ACCENT_AS_WRITTEN.sub(tex._accent, text)
+    if "\\" not in text:  # the short cut: no pattern of the decoder matches
+        for pattern in (tex._TIE, tex._ACCENT, tex._LETTER_COMMAND, tex._ESCAPE):
+            assert pattern.search(text) is None
+        assert tex._STRAY_BEFORE_ACCENTED.search(text) is None

@@ -80,9 +80,11 @@ _SYMBOL_NAMES = "".join(re.escape(c) for c in _SYMBOL_ACCENTS)
 _WORD_NAMES = "|".join(_WORD_ACCENTS)
 _LETTER_NAMES = "|".join(sorted(_LETTERS, key=len, reverse=True))
 
-# ``(?P<open>\{)?`` ... ``(?(open)\})``: braces around a whole accent (``{\"o}``) go too.
+# ``(?P<open>\{)`` ... ``(?(open)\})``: braces around a whole accent (``{\"o}``) go too.
+# Both ways in start with a character, which lets ``re`` skip to a ``{`` or a backslash
+# (``(?P<open>\{)?\\`` was tried at every position: 1.4x as slow on abstracts).
 _ACCENT = re.compile(
-    r"(?P<open>\{)?\\(?:(?P<symbol>[" + _SYMBOL_NAMES + r"])"
+    r"(?:(?P<open>\{)\\|\\)(?:(?P<symbol>[" + _SYMBOL_NAMES + r"])"
     r"|(?P<word>" + _WORD_NAMES + r")(?![A-Za-z]))" + _ARG + r"(?(open)\})"
 )
 # The tie joins two letters: ``\t{oo}``.
@@ -96,7 +98,9 @@ _ESCAPE = re.compile(r"\\([" + re.escape(_ESCAPES) + r"])")
 # A backslash before a letter that is already accented (``M\ériot``) is a typo.
 _STRAY_BEFORE_ACCENTED = re.compile(r"\\(?=[^\W\d_A-Za-z])")
 # Math is left alone: $...$, $$...$$, \(...\) and \[...\].
-_MATH = re.compile(r"\$\$.*?\$\$|(?<!\\)\$(?:[^$\\]|\\.)*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+# Every alternative starts with ``$`` or a backslash (the test that a ``$`` is not escaped
+# looks behind it), which lets ``re`` skip to those characters: 3x as fast on abstracts.
+_MATH = re.compile(r"\$\$.*?\$\$|\$(?<!\\\$)(?:[^$\\]|\\.)*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 
 
 def _base_letter(arg: str) -> str:
@@ -125,6 +129,8 @@ def _letter(match: re.Match[str]) -> str:
 
 def _decode_text(text: str) -> str:
     """Decode accents in text that holds no math."""
+    if "\\" not in text:  # every pattern below starts at a backslash
+        return text
     text = _TIE.sub("\\1\u0361\\2", text)
     text = _ACCENT.sub(_accent, text)
     text = _LETTER_COMMAND.sub(_letter, text)
