@@ -318,3 +318,19 @@ def test_papers_joined_by_a_later_record_merge_in_order_of_arrival() -> None:
         [Written(a.identity_keys), Written(b.identity_keys), a_again, both]
     ]
     assert (len(merger), merger.duplicates) == (1, 3)
+
+
+def _title_key_by_definition(title: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w]+", " ", fold(title)).replace("_", " ")).strip()
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_title_key_of_ascii_titles_is_the_key_by_definition(title: str) -> None:
+    assert title.isascii()
+    assert title_key(title) == _title_key_by_definition(title)
+
+
+@pytest.mark.parametrize("title", ["Ünïcode Títle_x", "Straße  —  Über", "a\u00a0b"])
+def test_title_key_of_other_titles_is_the_key_by_definition(title: str) -> None:
+    assert title_key(title) == _title_key_by_definition(title)
