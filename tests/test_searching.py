@@ -35,6 +35,15 @@ def test_snippet_highlights_matched_words_and_is_escaped(service: SearchService)
     assert "<mark>Batch</mark>" in hit.title_html
 
 
+def test_common_words_are_searched_but_marked_only_when_alone(service: SearchService) -> None:
+    hit = service.search(SearchRequest(q='"the batch size"')).hits[0]
+    marked = {m.lower() for m in re.findall(r"<mark>(.*?)</mark>", hit.snippet + hit.title_html)}
+    assert "batch" in marked
+    assert "the" not in marked  # searched (the phrase needs it), not marked
+    alone = service.search(SearchRequest(q="the")).hits[0]
+    assert "<mark>the</mark>" in (alone.snippet + alone.title_html).lower()
+
+
 def test_total_counts_every_match_not_just_the_page(service: SearchService) -> None:
     results = service.search(SearchRequest(q="training", page_size=2))
     assert len(results.hits) == 2

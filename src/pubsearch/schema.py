@@ -27,13 +27,19 @@ VALUE_SEP = "\x1f"
 
 
 def text_analyzer() -> analysis.Analyzer:
-    """Title and abstract: words, lower case, accents folded, stop words out, Snowball stems."""
+    """Title and abstract: words, lower case, accents folded, Snowball stems; stop words kept.
+
+    Keeping stop words ("not", "of", "the") was chosen on SciFact's train queries with
+    bench/relevance.py: nDCG@10 0.7164 -> 0.7218, better in each of 5 folds (paired t 2.5);
+    it also lets a phrase match exactly ("state of the art"). The stop filter stays, with no
+    stop words, to drop a word that folds to nothing.
+    """
     # FastAnalyzer: the same tokens as the plain chain, computed in bulk when indexing.
     return FastAnalyzer(
         analysis.RegexTokenizer(WORD_PATTERN),
         analysis.LowercaseFilter(),
         analysis.CharsetFilter(accent_map),
-        analysis.StopFilter(minsize=1),
+        analysis.StopFilter(stoplist=(), minsize=1),
         analysis.PyStemmerFilter("english"),
     )
 

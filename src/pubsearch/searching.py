@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from whoosh import highlight, sorting
 from whoosh import query as wq
+from whoosh.analysis import STOP_WORDS
 from whoosh.index import Index
 from whoosh.searching import Hit as WhooshHit
 from whoosh.searching import Results as WhooshResults
@@ -576,16 +577,23 @@ def _multi_facet(
 
 def _marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
     """The query's words to mark in titles and abstracts: those searched in that field or
-    in the combined title-and-abstract field (excluded words are not marked)."""
+    in the combined title-and-abstract field (excluded words are not marked), less the
+    common words ("of", "the") unless there is nothing else to mark."""
 
     def words(fieldname: str) -> frozenset[str]:
-        return frozenset(
+        found = frozenset(
             text.decode("utf-8") if isinstance(text, bytes) else text
             for name, text in _positive_terms(query)
             if name in (fieldname, DEFAULT_FIELD)
         )
+        return found - _UNMARKED or found
 
     return {"title": words("title"), "abstract": words("abstract")}
+
+
+# Words searched (the index keeps them) but not marked: marks on every "the" and "of" of a
+# snippet hide the ones that matter, and would choose the snippet.
+_UNMARKED = frozenset(STOP_WORDS)
 
 
 def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
