@@ -33,11 +33,13 @@ import gc
 import hashlib
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import queue
 import re
 import struct
+import threading
 import zlib
 from array import array
 from collections import Counter
@@ -1257,6 +1259,7 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
 
 def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
     """Worker process: write the documents of each batch from ``jobs`` into segments."""
+    _exit_with_parent()
     try:
         ix = storage.open_index(index_dir)
 
@@ -1268,6 +1271,23 @@ def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> N
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
+
+
+def _exit_with_parent() -> None:
+    """End this worker process as soon as its parent is gone (a build killed with SIGKILL),
+    wherever the worker is waiting. Checking between batches is not enough: a parent killed
+    while it sent a batch leaves the worker reading the rest of it for ever (the worker
+    holds the queue's other end open too), and with it the parent's standard output."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(1)  # nothing to report to; the next build removes the files
+
+    threading.Thread(target=watch, name="pubsearch-parent-watch", daemon=True).start()
 
 
 def _next_batch(jobs: Any) -> list[Doc] | None:
