@@ -201,3 +201,14 @@ def test_a_parsed_query_on_a_field_the_index_lacks_is_refused() -> None:
     with pytest.raises(QuerySyntaxError, match="unknown field 'A'"):
         check_query(wq.And([wq.Term("content", "x"), wq.Every("A")]))
     check_query(wq.And([wq.Term("content", "x"), wq.Term("title", "y"), wq.Term("id", "z")]))
+
+
+def test_a_sentence_must_match_one_of_its_uncommon_words() -> None:
+    parsed = parse_text_query("the risk of the batch size in training", SCHEMA)
+    assert parsed is not None and parsed.relaxed is not None
+    matching = parsed.matching(parsed.relaxed)
+    assert {t.text for t in matching.leaves()} == {"risk", "batch", "size", "train"}
+    assert parsed.matching(parsed.strict) is parsed.strict  # every word required anyway
+    only_common = parse_text_query("the of and in", SCHEMA)
+    assert only_common is not None and only_common.relaxed is not None
+    assert only_common.matching(only_common.relaxed) is only_common.relaxed

@@ -244,3 +244,11 @@ def test_keyword_queries_get_no_feedback(
     ranked = _ids_and_facets(service, q)
     monkeypatch.setattr(ranking, "FEEDBACK_WEIGHT", 0.0)
     assert _ids_and_facets(service, q) == ranked
+
+
+def test_a_sentence_counts_records_with_an_uncommon_word(service: SearchService) -> None:
+    sentence = service.search(SearchRequest(q="the effect of the batch size on the zzqx"))
+    assert (
+        sentence.total == service.search(SearchRequest(q="batch OR size OR effect OR zzqx")).total
+    )
+    assert 0 < sentence.total < service.search(SearchRequest(q="the")).total

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from whoosh import qparser
 from whoosh import query as wq
+from whoosh.analysis import STOP_WORDS
 from whoosh.fields import Schema
 from whoosh.qparser.common import QueryParserError
 
@@ -52,6 +53,9 @@ SPELLING_FIELDS = ("title",)  # only the title keeps unstemmed words (schema.py)
 
 # Queries of at most this many terms always need all of them ("batch size").
 STRICT_MAX_TERMS = 2
+# Words indexed and searched, but not enough for a record to match a sentence read with any
+# of its words (see TextQuery.matching), nor marked in snippets: Whoosh's stop words.
+COMMON_WORDS = frozenset(STOP_WORDS)
 # A longer query needs all its words only when at least this many records have them all.
 MIN_STRICT_MATCHES = 10
 
@@ -170,6 +174,26 @@ class TextQuery:
         if self.relaxed is None or strict_matches >= MIN_STRICT_MATCHES:
             return self.strict
         return self.relaxed
+
+    def matching(self, query: wq.Query) -> wq.Query:
+        """Which records ``query`` (one of the two readings) finds. For the relaxed reading,
+        a record must have one of its words other than the common ones ("the", "of"): they
+        still count in its score, but a sentence would otherwise find nearly every record
+        (at 102k records, 21,237 -> 102,207 for a question, and 4x the time)."""
+        if query is not self.relaxed or not isinstance(query, wq.Or):
+            return query
+        kept = [q for q in query.subqueries if not _common_word(q)]
+        if not kept or len(kept) == len(query.subqueries):
+            return query
+        return wq.Or(kept)
+
+
+def _common_word(query: wq.Query) -> bool:
+    return (
+        isinstance(query, wq.Term)
+        and query.fieldname == DEFAULT_FIELD
+        and query.text in COMMON_WORDS
+    )
 
 
 def _parse(

@@ -19,7 +19,6 @@ from typing import Any, Literal
 import numpy as np
 from whoosh import highlight, sorting
 from whoosh import query as wq
-from whoosh.analysis import STOP_WORDS
 from whoosh.index import Index
 from whoosh.searching import Hit as WhooshHit
 from whoosh.searching import Results as WhooshResults
@@ -30,7 +29,13 @@ from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.indexing import author_key, record_from_stored
 from pubsearch.masks import FloatArray, query_mask
-from pubsearch.querying import YearRange, parse_query, parse_text_query, spelling_query
+from pubsearch.querying import (
+    COMMON_WORDS,
+    YearRange,
+    parse_query,
+    parse_text_query,
+    spelling_query,
+)
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
@@ -280,7 +285,7 @@ class SearchService:
             query = parsed.choose(int(text_mask.sum()))
             if query is parsed.relaxed:
                 relaxed = True
-                text_mask = self._query_mask(searcher, query, table)
+                text_mask = self._query_mask(searcher, parsed.matching(query), table)
         return query, text_mask, relaxed
 
     def _filtered(
@@ -593,7 +598,7 @@ def _marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
 
 # Words searched (the index keeps them) but not marked: marks on every "the" and "of" of a
 # snippet hide the ones that matter, and would choose the snippet.
-_UNMARKED = frozenset(STOP_WORDS)
+_UNMARKED = COMMON_WORDS
 
 
 def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
