@@ -179,7 +179,7 @@ class TextQuery:
         """Which records ``query`` (one of the two readings) finds. For the relaxed reading,
         a record must have one of its words other than the common ones ("the", "of"): they
         still count in its score, but a sentence would otherwise find nearly every record
-        (at 102k records, 21,237 -> 102,207 for a question, and 4x the time)."""
+        (at 102k records, 21,237 -> 102,207 for a question)."""
         if query is not self.relaxed or not isinstance(query, wq.Or):
             return query
         kept = [q for q in query.subqueries if not _common_word(q)]
