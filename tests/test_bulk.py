@@ -570,3 +570,10 @@ def test_collector_runs_less_while_writing_and_as_before_after(tmp_path: Path) -
         bulk._write_segments(ix, docs(), 100)
     assert seen and all(t[0] == bulk._GC_THRESHOLD for t in seen)
     assert gc.get_threshold() == before
+
+
+def test_direct_terms_of_a_word_list_are_whooshs() -> None:
+    field = whoosh_fields.KEYWORD(commas=True, lowercase=True)
+    direct = bulk._direct_terms(field)
+    assert direct is not None
+    assert direct(["A b", "c", "A b"]) == list(field.index(["A b", "c", "A b"]))

@@ -926,7 +926,7 @@ _NUMERIC_MEMO_LIMIT = 4096
 
 
 def _direct_terms(field: Any) -> _DirectTerms | None:
-    """A function giving ``list(field.index(value))`` for a string ``value`` without
+    """A function giving ``list(field.index(value))``, for a string ``value`` without
     Whoosh's token objects, for the analyzers ``ID`` and ``KEYWORD(commas=True)`` fields
     are made with (optionally lower-cased), with an ``Existence`` or ``Frequency`` format;
     None for any other field. (Whoosh's chain costs about 25 µs a value.)"""
@@ -958,6 +958,8 @@ def _direct_terms(field: Any) -> _DirectTerms | None:
     existence = type(fmt) is formats.Existence
 
     def terms(value: Any) -> list[_Posting]:
+        if not isinstance(value, str):  # a list of words: Whoosh's own way
+            return list(field.index(value))
         words = [w.strip() for w in _COMMA_RUN.findall(value)] if by_commas else [value]
         if lower:
             words = [w.lower() for w in words]
@@ -1003,8 +1005,8 @@ class _FieldPlan:
     column: Any
     boost_key: str
     stored_key: str
-    # ``field.index`` for a string value (or any value, for a numeric field) without
-    # Whoosh's analysis chain, when the field is of a shape that allows it.
+    # ``list(field.index(value))`` without Whoosh's analysis chain, for a field of a shape
+    # that allows it (see _direct_terms, _numeric_terms).
     direct: _DirectTerms | None = None
 
 
@@ -1060,6 +1062,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         packed: list[tuple[str, tuple[Any, ...]]] = []  # from _speedups.doc_postings
         memo: _Memo = {}
         vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
+        compiled = speedups.active()
         perdoc.start_doc(docnum)
         try:
             for fieldname in fieldnames:
@@ -1074,7 +1077,6 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                 if plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
-                    compiled = speedups.active()
                     found = _stem_lists(spec, value, memo) if compiled and spec else None
                     if found is not None:
                         assert spec is not None and compiled is not None
@@ -1107,13 +1109,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                         weights, values = [], []
                         scorable = plan.scorable
                         direct = plan.direct
-                        found_terms: Iterable[_Posting]
-                        if direct is not None and (
-                            isinstance(value, str) or isinstance(field, whoosh_fields.NUMERIC)
-                        ):
-                            found_terms = direct(value)
-                        else:
-                            found_terms = field.index(value)
+                        found_terms = direct(value) if direct else field.index(value)
                         for tbytes, freq, weight, vb in found_terms:
                             texts.append(tbytes)
                             weights.append(weight * fieldboost)
