@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -346,6 +347,7 @@ def test_workers_exit_when_the_build_is_killed(tmp_path: Path) -> None:
     script = f"""
 import time
 import gc
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
@@ -402,6 +404,7 @@ def test_build_fails_promptly_when_its_workers_die(tmp_path: Path) -> None:
     script = f"""
 import time
 import gc
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
@@ -577,3 +580,24 @@ def test_direct_terms_of_a_word_list_are_whooshs() -> None:
     direct = bulk._direct_terms(field)
     assert direct is not None
     assert direct(["A b", "c", "A b"]) == list(field.index(["A b", "c", "A b"]))
+
+
+@given(data=st.binary(max_size=5_000) | st.text(max_size=2_000).map(str.encode))
+def test_deflate_writes_what_zlib_reads(data: bytes) -> None:
+    """Whoosh's readers decompress postings blocks and stored fields with ``zlib``."""
+    assert zlib.decompress(bulk._deflate(data, 3)) == data
+
+
+def test_stored_fields_are_deflated_with_isal_and_read_back(tmp_path: Path) -> None:
+    docs = _docs()[:5]
+    ix = storage.create_index(tmp_path)
+    writer = bulk.BulkWriter(ix, _lk=False)
+    try:
+        stored = writer.perdocwriter._colwriters["_stored"]._child
+        assert stored._compress is bulk._deflate
+    finally:
+        writer.cancel()
+    bulk.write_documents(tmp_path, docs, workers=1)
+    with whoosh_index.open_dir(str(tmp_path)).searcher() as searcher:
+        found = {fields["id"]: fields for fields in searcher.all_stored_fields()}
+    assert {doc["id"]: doc["title"] for doc in docs} == {k: f["title"] for k, f in found.items()}

@@ -802,6 +802,20 @@ done:
 
 /* -- a text's stems, run by run ---------------------------------------------------------- */
 
+/* Whether a character can be part of a word of the patterns run_stems is for
+   (analysis._SPACE_FREE_PATTERNS: \w, an apostrophe or a dot, where \w is what Python's re
+   takes it for in a str pattern: alphanumeric, or "_"). A word never spans any other
+   character, so a text's words are those of its runs of these, one run after another. */
+static inline int
+in_run(Py_UCS4 ch)
+{
+    if (ch < 128) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '_' || ch == '\'' || ch == '.';
+    }
+    return Py_UNICODE_ISALNUM(ch);
+}
+
 static PyObject *
 run_stems(PyObject *module, PyObject *args)
 {
@@ -831,13 +845,12 @@ run_stems(PyObject *module, PyObject *args)
     int first_known = 0;
     Py_ssize_t i = 0;
     while (i < len) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
-        if (Py_UNICODE_ISSPACE(ch)) {
+        if (!in_run(PyUnicode_READ(kind, data, i))) {
             i++;
             continue;
         }
         Py_ssize_t start = i;
-        while (i < len && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) {
+        while (i < len && in_run(PyUnicode_READ(kind, data, i))) {
             i++;
         }
         /* The run text[start:i], its edge punctuation stripped (as str.strip(edge)). */
