@@ -13,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from whoosh import formats
+from whoosh.analysis.analyzers import CompositeAnalyzer
 
 from pubsearch import analysis, bulk, masks, speedups
 from pubsearch.schema import build_schema
@@ -215,6 +216,21 @@ def test_write_blocks_checks_its_arrays() -> None:
 # -- analysis: a text's stems, run by run --------------------------------------------------
 
 _PIECES = list("ab Xé.,;:()[]-'\"/") + ["\n", "\t", "\u00a0", "\u2003", "the ", "of", "Über"]
+# Characters where runs of word characters end, or do not (C decides, Python's re is the
+# reference): a combining accent, degree sign, right quote and dashes end one; an
+# underscore, superscript two, one half, Arabic-Indic three and a titlecase letter do not.
+_PIECES += [
+    "e\u0301",
+    "\u00b0",
+    "\u2019",
+    "\u2013",
+    "_",
+    "\u00b2",
+    "\u00bd",
+    "\u0663",
+    "\u01c5",
+    "$",
+]
 _TEXT = st.lists(st.sampled_from([*_PIECES, "u.s", "1.2", "models"]), max_size=40).map("".join)
 
 
@@ -250,6 +266,9 @@ def test_run_stems_are_the_python_stems(text: str, clear: bool) -> None:
             if stem_chunks is not None:
                 stem_chunks.leads.clear()  # a lead gone while its run's stems stay
     assert in_c == _index_words(text, False) == _index_words(text, True)
+    chain = CompositeAnalyzer(*build_schema()["abstract"].analyzer.items)
+    tokens = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
+    assert list(zip(in_c[0], in_c[1], strict=True)) == tokens
 
 
 def test_run_stems_refuses_a_cache_of_the_wrong_kind() -> None:
