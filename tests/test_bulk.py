@@ -601,3 +601,30 @@ def test_stored_fields_are_deflated_with_isal_and_read_back(tmp_path: Path) -> N
     with whoosh_index.open_dir(str(tmp_path)).searcher() as searcher:
         found = {fields["id"]: fields for fields in searcher.all_stored_fields()}
     assert {doc["id"]: doc["title"] for doc in docs} == {k: f["title"] for k, f in found.items()}
+
+
+def test_a_failed_document_leaves_no_field_lengths(tmp_path: Path) -> None:
+    """Lengths (a byte a document and field, and each field's total) are written with the
+    segment, from the documents that went through: as Whoosh's writer, less the lengths of
+    a document it failed part way (a bad year comes after the title and abstract)."""
+    first, second = _docs()[:2]
+    bad = {**_docs()[2], "year": "not a year"}
+    _plain_whoosh_build(tmp_path / "plain", [first, second])
+    (tmp_path / "fast").mkdir()
+    ix = storage.create_index(tmp_path / "fast")
+    writer = bulk.BulkWriter(ix, _lk=False)
+    writer.add_document(**first)
+    with pytest.raises(ValueError):
+        writer.add_document(**bad)
+    writer.add_document(**second)
+    writer.commit()
+    facts = {}
+    for name in ("plain", "fast"):
+        with whoosh_index.open_dir(str(tmp_path / name)).reader() as reader:
+            facts[name] = (
+                [[reader.doc_field_length(d, f) for f in _TEXT_FIELDS] for d in range(2)],
+                [reader.field_length(f) for f in _TEXT_FIELDS],
+                [reader.stored_fields(d)["id"] for d in range(2)],
+            )
+    assert facts["fast"] == facts["plain"]
+    assert facts["fast"][2] == [first["id"], second["id"]]

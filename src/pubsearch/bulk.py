@@ -281,27 +281,48 @@ def _stable_order(keys: numpy.ndarray[Any, Any]) -> numpy.ndarray[Any, Any]:
     return result
 
 
+# Length bytes (Whoosh's ``length_to_byte``) of the lengths most fields have, looked up.
+_LENGTH_TABLE_SIZE = 4096
+_LENGTH_BYTES = bytes(map(length_to_byte, range(_LENGTH_TABLE_SIZE)))
+
+
 class _Lengths:
-    """Each document's field lengths as the segment stores them (one byte), kept in memory
-    while the segment is written, so that writing the postings need not read them back
-    from the segment's files one posting at a time."""
+    """Each document's field lengths as the segment stores them (one byte), and each
+    field's total, kept in memory while the segment is written: writing the postings need
+    not read them back from the segment's files one posting at a time, and the length
+    columns are written whole (:meth:`BulkWriter._write_lengths`)."""
 
     def __init__(self) -> None:
-        self._bytes: dict[str, array[int]] = {}
+        self._bytes: dict[str, bytearray] = {}
+        self.totals: dict[str, int] = {}
 
     def add(self, fieldname: str, docnum: int, length: int) -> None:
-        column = self._bytes.setdefault(fieldname, array("B"))
-        if len(column) <= docnum:
-            column.extend(bytes(docnum + 1 - len(column)))
-        column[docnum] = length_to_byte(length)
+        column = self._bytes.get(fieldname)
+        if column is None:
+            column = self._bytes[fieldname] = bytearray()
+            self.totals[fieldname] = 0
+        self.totals[fieldname] += length
+        lbyte = _LENGTH_BYTES[length] if length < _LENGTH_TABLE_SIZE else length_to_byte(length)
+        size = len(column)
+        if size == docnum:  # documents come in order
+            column.append(lbyte)
+            return
+        if size < docnum:
+            column.extend(bytes(docnum - size))
+            column.append(lbyte)
+        else:
+            column[docnum] = lbyte
 
-    def column(self, fieldname: str) -> array[int] | None:
+    def column(self, fieldname: str) -> bytearray | None:
         """The length bytes of ``fieldname`` by docnum (missing at the end: 0), if any."""
         return self._bytes.get(fieldname)
 
+    def columns(self) -> Iterator[tuple[str, bytearray]]:
+        return iter(self._bytes.items())
+
     def doc_field_length_reader(self, fieldname: str) -> Callable[[int], int | None]:
         # What Whoosh's W3PerDocReader.doc_field_length_reader returns, from memory.
-        column = self._bytes.get(fieldname, array("B"))
+        column = self._bytes.get(fieldname, bytearray())
         size = len(column)
 
         def get(docnum: int) -> int | None:
@@ -1056,12 +1077,12 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         self._bulk = _bulk_fields(self.schema)
         self._plans: dict[str, _FieldPlan] = {}
         perdoc = self.perdocwriter
-        whoosh_add_field = self._whoosh_add_field = perdoc.add_field
+        whoosh_add_field = perdoc.add_field
 
         def add_field(fieldname: str, fieldobj: Any, value: Any, length: int) -> None:
-            if length:
+            if length:  # the length column and total are written with the segment
                 self._lengths.add(fieldname, self.docnum, length)
-            whoosh_add_field(fieldname, fieldobj, value, length)
+            whoosh_add_field(fieldname, fieldobj, value, 0)
 
         perdoc.add_field = add_field  # as documents are copied in by a merge
         _deflate_stored_fields(perdoc)
@@ -1083,8 +1104,6 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         docnum = self.docnum
         perdoc = self.perdocwriter
         plans = self._plans
-        add_field = self._whoosh_add_field
-        add_length = self._lengths.add
         docboost = self._doc_boost(fields)
         fieldnames = sorted([name for name in fields if not name.startswith("_")])
         self._check_fields(schema, fieldnames)
@@ -1095,6 +1114,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         vbytes: bytes | None = None  # the last posting's value, as Whoosh's loop leaves it
         compiled = speedups.active()
         perdoc.start_doc(docnum)
+        stored: dict[str, Any] = perdoc._storedfields
+        lengths: list[tuple[str, int]] = []
         try:
             for fieldname in fieldnames:
                 value = fields[fieldname]
@@ -1183,8 +1204,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
                 customval = fields.get(plan.stored_key, value)
                 if length:
-                    add_length(fieldname, docnum, length)
-                add_field(fieldname, field, customval if plan.stored else None, length)
+                    lengths.append((fieldname, length))
+                if plan.stored and customval is not None:
+                    stored[fieldname] = customval  # as Whoosh's add_field
                 column = plan.column
                 if column and customval is not None:
                     perdoc.add_column_value(fieldname, column, field.to_column_value(customval))
@@ -1193,6 +1215,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
             raise
 
         perdoc.finish_doc()
+        add_length = self._lengths.add  # the length columns and totals: written with the segment
+        for fieldname, length in lengths:
+            add_length(fieldname, docnum, length)
         add_many = self.pool.add_many
         for fieldname, postdoc, texts_or_terms, weights, values, int_weights in postings:
             add_many(fieldname, postdoc, texts_or_terms, weights, values, int_weights)
@@ -1219,8 +1244,25 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         )
         return plan
 
+    def _write_lengths(self) -> None:
+        """What Whoosh's ``W3PerDocWriter.add_field`` writes of a document's field lengths
+        (a byte in a column, added to the field's total), for the whole segment at once."""
+        perdoc = self.perdocwriter
+        for fieldname, column in self._lengths.columns():
+            perdoc._fieldlengths[fieldname] += self._lengths.totals[fieldname]
+            lenfield = whoosh3._lenfield(fieldname)
+            if not perdoc._has_column(lenfield):
+                perdoc._create_column(lenfield, whoosh3.LENGTHS_COLUMN)
+            writer = perdoc._get_column(lenfield)
+            # A NumericColumn("B") writer: a byte per document so far, 0 where none.
+            if writer._count:
+                raise RuntimeError(f"the {fieldname} lengths column was written already")
+            writer._dbfile.write(bytes(column))
+            writer._count = len(column)
+
     def _flush_segment(self) -> None:
         # SegmentWriter._flush_segment, with the lengths from memory.
+        self._write_lengths()
         self.perdocwriter.close()
         lengths = self._lengths if self.codec.length_stats else None
         if _can_write_fast(self.fieldwriter):
