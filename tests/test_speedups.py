@@ -34,6 +34,7 @@ _STEMS = st.lists(st.sampled_from(["a", "b", "cé", "d", "net", "x" * 30]), max_
     positions=st.booleans(),
     boost=st.sampled_from([1.0, 1.5, 0.1]),
     fieldboost=st.sampled_from([1.0, 3.0]),
+    again=st.integers(0, 3),
 )
 def test_doc_postings_are_whoosh_postings(
     lists: list[list[str]],
@@ -42,11 +43,15 @@ def test_doc_postings_are_whoosh_postings(
     positions: bool,
     boost: float,
     fieldboost: float,
+    again: int,
 ) -> None:
     """Each term once, with its frequency times the boosts as its weight and Whoosh's own
-    encoding of its positions (or frequency) as its value; new terms numbered on."""
+    encoding of its positions (or frequency) as its value; new terms numbered on. The same
+    list may come again (the content field gives the title's words three times)."""
     if positions:
         lists = lists[:1]
+    else:
+        lists = [*lists[:1], *lists[1:2] * again, *lists[1:], *lists[:1] * again]
     numbers = bulk._Numbers()
     for term in known:
         numbers[term]  # noqa: B018  # numbered

@@ -708,6 +708,18 @@ doc_postings(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_ssize_t w = 0;
     for (Py_ssize_t l = 0; l < n_lists; l++) {
         PyObject *stems = PySequence_Fast_GET_ITEM(lists, l);
+        /* The same list again (the content field repeats the title's): its numbers again. */
+        Py_ssize_t seen_at = 0, k = 0;
+        for (; k < l && PySequence_Fast_GET_ITEM(lists, k) != stems; k++) {
+            seen_at += PyList_GET_SIZE(PySequence_Fast_GET_ITEM(lists, k));
+        }
+        if (k < l) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stems); i++, w++) {
+                words[w].termnum = words[seen_at + i].termnum;
+                words[w].index = (uint32_t)w;
+            }
+            continue;
+        }
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stems); i++, w++) {
             PyObject *stem = PyList_GET_ITEM(stems, i);
             PyObject *number = PyDict_GetItemWithError(numbers, stem);
