@@ -4,7 +4,7 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pubsearch.records import (
@@ -33,7 +33,15 @@ _TEXT_CHARS = st.sampled_from(
 )
 
 
-@given(st.lists(_TEXT_CHARS, max_size=40).map("".join))
+# Printable ASCII, spaces often: text clean_text may return as it is, or nearly.
+_PRINTABLE = st.lists(st.sampled_from(["a", "Bc", "d.", "~", "0", " ", "  "]), max_size=12)
+
+
+@given(st.lists(_TEXT_CHARS, max_size=40).map("".join) | _PRINTABLE.map("".join))
+@example("a b.")
+@example("a  b")
+@example(" a")
+@example("a ")
 def test_clean_text_equals_its_definition(text: str) -> None:
     """The fast paths give what the plain definition gives: NFC, each control character
     a space, white space collapsed and trimmed."""

@@ -38,6 +38,11 @@ def clean_text(text: str | None) -> str:
     # The fast paths below give the same result as the regular expressions: str.split()
     # splits on exactly the characters that ``\s`` matches. ASCII text is already NFC.
     if text.isascii():
+        # Printable ASCII has no white space but " " (nor any other control character):
+        # without two in a row or one at either end, there is nothing to do (most titles
+        # and abstracts: half clean_text's time, split and joined, for an abstract).
+        if text.isprintable() and "  " not in text and text[0] != " " and text[-1] != " ":
+            return text
         # Split first: the white space it removes includes the control characters that
         # are white space; a printable rest holds no other.
         joined = " ".join(text.split())
