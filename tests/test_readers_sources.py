@@ -157,6 +157,21 @@ def test_corrupt_gzip_names_the_file(tmp_path: Path) -> None:
     assert "corrupt" in str(caught.value)
 
 
+@pytest.mark.parametrize("at", [0.05, 0.3, 0.7])
+def test_garbled_gzip_data_names_the_file_and_the_lines_read(tmp_path: Path, at: float) -> None:
+    """Bytes changed inside the compressed data: whatever the decompressor raises for it
+    (ISA-L's own error, or a bad checksum) is one clear error."""
+    data = bytearray(gzip.compress(CORPUS_SAMPLE.read_bytes()))
+    middle = int(len(data) * at)
+    data[middle : middle + 64] = bytes(64 * [0xFF])
+    path = write(tmp_path / "garbled.jsonl.gz", bytes(data))
+    with pytest.raises(ReadError) as caught:
+        read(path)
+    assert caught.value.where == str(path)
+    assert "gzip data is corrupt" in str(caught.value)
+    assert "lines read before that" in str(caught.value)
+
+
 # -- standard input ----------------------------------------------------------------------
 
 
