@@ -274,7 +274,9 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
         # Punctuation at a run's ends is never in a word (a word starts and ends with a
         # word character): without it, "model", "(model)," and "model." share an entry.
         compiled = speedups.active()
-        if compiled is not None:  # the same, in one C call
+        if compiled is not None:  # the same, in one C call, from finer runs: of word
+            # characters, apostrophes and dots (no word spans another character), so that
+            # "model-based" shares "model" and "based" (172k -> 105k runs in 30k records)
             found, first = compiled.run_stems(
                 value, stem_chunks, stem_chunks.leads, _EDGE_PUNCTUATION, _lead
             )
