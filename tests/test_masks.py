@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +75,46 @@ def test_phrase_matches_follow_a_new_generation(index_dir: Path) -> None:
         assert service.search(SearchRequest(q='"batch size"')).total == before + 1
     finally:
         service.close()
+
+
+def test_long_posting_lists_are_shared_by_searchers_of_one_generation(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list this long is read once for every thread and searcher of the generation (the
+    per-thread cache is not what serves the second searcher: a new thread asks), and is
+    the list Whoosh's matcher gives; a shorter one is not kept."""
+    monkeypatch.setattr(masks, "_LONG_LIST_POSTINGS", 10)
+    monkeypatch.setattr(masks, "_LONG_LISTS", masks._SharedResults(max_bytes=1 << 20))
+    reads: list[str] = []
+    read = masks._read_postings
+
+    def counted(reader, fieldname, text, with_values):  # type: ignore[no-untyped-def]
+        reads.append(text)
+        return read(reader, fieldname, text, with_values)
+
+    monkeypatch.setattr(masks, "_read_postings", counted)
+    with _searcher(index_dir) as first, _searcher(index_dir) as second:
+        reader = first.reader()
+        long_word, short_word = "the", "batch"
+        assert first.doc_frequency("content", long_word) >= 10
+        assert first.doc_frequency("content", short_word) < 10
+        got: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # type: ignore[type-arg]
+
+        def in_new_thread(searcher, word: str) -> None:  # type: ignore[no-untyped-def]
+            got[word] = postings(searcher.reader(), "content", word)
+
+        for searcher in (first, second):
+            for word in (long_word, short_word):
+                thread = threading.Thread(target=in_new_thread, args=(searcher, word))
+                thread.start()
+                thread.join()
+                ids, weights = got[word]
+                matcher = reader.postings("content", word)
+                assert ids.tolist() == list(matcher.all_ids())
+                assert len(weights) == len(ids)
+        assert reads.count(long_word) == 1
+        assert reads.count(short_word) == 2
+        assert not got[long_word][0].flags.writeable
 
 
 @pytest.mark.parametrize("text", ["000A:0", "1A:0 model"])

@@ -149,16 +149,28 @@ _RECENT_SIZE = 16
 def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
     """Document numbers (deleted ones included) and weights of the posting list of
     ``fieldname:text``, read a block at a time: a Whoosh matcher yields one document per
-    Python call, and filters out deleted documents one by one."""
+    Python call, and filters out deleted documents one by one. Long lists are kept for
+    every thread (:data:`_LONG_LISTS`), the last few of any length for this one."""
     recent = _recent()
     key = (id(reader), fieldname, text)
     held = recent.get(key)
     if held is not None and held[0] is reader:
         recent.move_to_end(key)
         return held[1], held[2]
-    ids, weights, _ = _read_postings(reader, fieldname, text, False)
+    shared_key = (_segments_of(reader), fieldname, text)
+    shared = _LONG_LISTS.get(shared_key)
+    if shared is not None:
+        ids, weights = shared
+    else:
+        ids, weights, _ = _read_postings(reader, fieldname, text, False)
+        _share_if_long(shared_key, ids, weights)
     _remember(recent, key, (reader, ids, weights))
     return ids, weights
+
+
+def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:
+    if len(ids) >= _LONG_LIST_POSTINGS:
+        _LONG_LISTS.put(key, (ids, weights))
 
 
 def _postings_with_values(reader: Any, fieldname: str, text: str) -> tuple[IntArray, list[bytes]]:
@@ -167,6 +179,7 @@ def _postings_with_values(reader: Any, fieldname: str, text: str) -> tuple[IntAr
     values take many times their memory, and phrase matches are kept instead."""
     ids, weights, values = _read_postings(reader, fieldname, text, True)
     _remember(_recent(), (id(reader), fieldname, text), (reader, ids, weights))
+    _share_if_long((_segments_of(reader), fieldname, text), ids, weights)
     assert values is not None
     return ids, values
 
@@ -331,10 +344,11 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
         return None
     reader = searcher.reader()
     key = (_segments_of(reader), fieldname, words, q.slop)
-    found = _PHRASES.get(key)
-    if found is None:
-        found = _phrase_docs(reader, fieldname, words, q.slop)
-        _PHRASES.put(key, found)
+    held = _PHRASES.get(key)
+    if held is not None:
+        return held[0]
+    found = _phrase_docs(reader, fieldname, words, q.slop)
+    _PHRASES.put(key, (found,))
     return found
 
 
@@ -345,36 +359,45 @@ def _segments_of(reader: Any) -> tuple[tuple[str, int], ...]:
 
 
 class _SharedResults:
-    """Phrase matches, shared by every thread, the least recently used dropped past
-    ``max_bytes``: a phrase costs a decoding of every position of its words, and people
-    search the same phrases again."""
+    """Arrays worked out from an index generation's segments, shared by every thread, the
+    least recently used dropped past ``max_bytes``."""
 
     def __init__(self, max_bytes: int) -> None:
         self._lock = threading.Lock()
-        self._items: OrderedDict[Any, IntArray] = OrderedDict()
+        self._items: OrderedDict[Any, tuple[npt.NDArray[Any], ...]] = OrderedDict()
         self._bytes = 0
         self._max_bytes = max_bytes
 
-    def get(self, key: Any) -> IntArray | None:
+    def get(self, key: Any) -> tuple[npt.NDArray[Any], ...] | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: Any, docs: IntArray) -> None:
-        docs.flags.writeable = False  # shared: no caller may change it
+    def put(self, key: Any, arrays: tuple[npt.NDArray[Any], ...]) -> None:
+        for array in arrays:
+            array.flags.writeable = False  # shared: no caller may change it
         with self._lock:
             if key in self._items:
                 return
-            self._items[key] = docs
-            self._bytes += docs.nbytes
+            self._items[key] = arrays
+            self._bytes += sum(array.nbytes for array in arrays)
             while self._bytes > self._max_bytes and len(self._items) > 1:
                 _, dropped = self._items.popitem(last=False)
-                self._bytes -= dropped.nbytes
+                self._bytes -= sum(array.nbytes for array in dropped)
 
 
+# Phrase matches: a phrase costs a decoding of every position of its words, and people
+# search the same phrases again.
 _PHRASES = _SharedResults(max_bytes=32 * 1024 * 1024)
+
+# Posting lists (numbers and weights) of at least _LONG_LIST_POSTINGS documents. With stop
+# words indexed, a pasted sentence scores its common words, each in nearly every record,
+# and with the words of its feedback it reads more lists than a thread keeps (_RECENT_SIZE):
+# warm, such a sentence read 50 lists a search at 102,289 records.
+_LONG_LIST_POSTINGS = 2_000
+_LONG_LISTS = _SharedResults(max_bytes=96 * 1024 * 1024)
 
 
 def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
