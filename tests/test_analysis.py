@@ -11,7 +11,7 @@ from whoosh.analysis.analyzers import CompositeAnalyzer
 from pubsearch import analysis
 from pubsearch.analysis import FastAnalyzer
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.schema import name_analyzer, text_analyzer
+from pubsearch.schema import WORD_PATTERN, name_analyzer, text_analyzer
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -97,3 +97,24 @@ def test_other_chains_are_left_to_whoosh() -> None:
 
     odd = FastAnalyzer(analysis.RegexTokenizer(r"\w+"), analysis.LowercaseFilter())
     assert [t.text for t in odd("Hello World")] == ["hello", "world"]
+
+
+def test_a_charmap_that_changes_ascii_is_applied_to_ascii_words() -> None:
+    """The folding skips the charmap for ASCII words only when it leaves lower-case ASCII
+    alone; this one maps "a" to "o" (and "é" to "e")."""
+    from whoosh import analysis as whoosh_analysis
+
+    fast = FastAnalyzer(
+        whoosh_analysis.RegexTokenizer(WORD_PATTERN),
+        whoosh_analysis.LowercaseFilter(),
+        whoosh_analysis.CharsetFilter({ord("a"): "o", ord("é"): "e"}),
+        whoosh_analysis.StopFilter(stoplist=(), minsize=1),
+        whoosh_analysis.PyStemmerFilter("english"),
+    )
+    chain = CompositeAnalyzer(*fast.items)
+    for text in ["Data banana", "Café mathematics", *ODD]:
+        words = fast.index_words(text)
+        assert words is not None
+        indexed = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
+        assert list(zip(words.stems, words.positions, strict=True)) == indexed, text
+    assert fast.index_words("Data banana").stems[0] == "doto"

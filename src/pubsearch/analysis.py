@@ -139,7 +139,9 @@ class _FoldCache(dict[str, str]):
 
     def __missing__(self, word: str) -> str:
         plan = self._plan
-        folded: str = word.lower().translate(plan.charmap)
+        folded: str = word.lower()
+        if not (plan.ascii_lower_identity and folded.isascii()):  # else nothing to translate
+            folded = folded.translate(plan.charmap)
         size = len(folded)
         kept = (
             size >= plan.minsize
