@@ -591,14 +591,11 @@ def _marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
             for name, text in _positive_terms(query)
             if name in (fieldname, DEFAULT_FIELD)
         )
-        return found - _UNMARKED or found
+        # Marks on every "the" and "of" of a snippet would hide the words that matter, and
+        # would choose the snippet.
+        return found - COMMON_WORDS or found
 
     return {"title": words("title"), "abstract": words("abstract")}
-
-
-# Words searched (the index keeps them) but not marked: marks on every "the" and "of" of a
-# snippet hide the ones that matter, and would choose the snippet.
-_UNMARKED = COMMON_WORDS
 
 
 def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
