@@ -558,21 +558,62 @@ def test_term_pool_in_document_order_sorts_by_term_then_document(docs: list[list
     assert list(pool.iter_postings()) == sorted(expected)
 
 
-def test_collector_runs_less_while_writing_and_as_before_after(tmp_path: Path) -> None:
-    before = gc.get_threshold()
-    seen: list[tuple[int, int, int]] = []
+def test_collector_stays_off_while_writing_and_as_before_after(tmp_path: Path) -> None:
+    assert gc.isenabled()
+    seen: list[bool] = []
 
     def docs() -> Iterator[dict[str, Any]]:
         for doc in _docs()[:3]:
-            seen.append(gc.get_threshold())
+            seen.append(gc.isenabled())
             yield doc
-        raise ValueError("a bad record")  # the thresholds come back after a failure too
+        raise ValueError("a bad record")  # the collector comes back after a failure too
 
     ix = storage.create_index(tmp_path)
     with pytest.raises(ValueError, match="a bad record"):
         bulk._write_segments(ix, docs(), 100)
-    assert seen and all(t[0] == bulk._GC_THRESHOLD for t in seen)
-    assert gc.get_threshold() == before
+    assert seen == [False, False, False]
+    assert gc.isenabled()
+
+
+def test_collector_left_off_when_it_was_off_before(tmp_path: Path) -> None:
+    ix = storage.create_index(tmp_path)
+    gc.disable()
+    try:
+        bulk._write_segments(ix, iter(_docs()[:2]), 100)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_young_objects_collected_after_each_full_segment(tmp_path: Path) -> None:
+    generations: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and not gc.isenabled():  # not one once the writing is over
+            generations.append(info["generation"])
+
+    ix = storage.create_index(tmp_path)
+    gc.callbacks.append(note)
+    try:
+        segments = bulk._write_segments(ix, iter(_docs()[:5]), 2)
+    finally:
+        gc.callbacks.remove(note)
+    assert len(segments) == 3
+    assert generations == [0, 0]  # after the two full segments; none by itself
+
+
+def test_write_documents_reads_with_the_collector_off(tmp_path: Path) -> None:
+    seen: list[bool] = []
+
+    def docs() -> Iterator[dict[str, Any]]:
+        for doc in _docs()[:3]:
+            seen.append(gc.isenabled())
+            yield doc
+
+    storage.create_index(tmp_path)
+    assert bulk.write_documents(tmp_path, docs(), workers=1) == 3
+    assert seen == [False, False, False]
+    assert gc.isenabled()
 
 
 def test_direct_terms_of_a_word_list_are_whooshs() -> None:

@@ -1288,22 +1288,25 @@ def _finish_segment(writer: BulkWriter) -> Any:
     return segment
 
 
-# The cyclic garbage collector's first threshold while documents are written (Python's
-# default: 700). Writing allocates millions of short-lived lists and tuples, none in
-# cycles; at the default the collector ran about 1,550 times on 30,000 records, 3% of the
-# time, its full passes over the analysis caches most of it.
-_GC_THRESHOLD = 50_000
-
-
 @contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the garbage collector less often inside the block (its thresholds restored)."""
-    old = gc.get_threshold()
-    gc.set_threshold(_GC_THRESHOLD, old[1], old[2])
+def _no_automatic_collections() -> Iterator[None]:
+    """Stop the cyclic garbage collector's automatic runs inside the block (as it was,
+    after; nested blocks leave it to the outermost).
+
+    Reading and writing allocate millions of short-lived lists, tuples and records, none
+    in cycles (a segment of 30,000 records left 30 objects for the collector), while the
+    analysis caches and the merger's keys grow: at its thresholds the collector took 7% of
+    the reading process's CPU and 1.5% of a writing one's, most of it passing over what
+    stays. :func:`_write_segments` collects the young objects after each segment, so
+    that cycles, were there any, would not outlive it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        if was_enabled:
+            gc.enable()
 
 
 def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
@@ -1313,7 +1316,7 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
     writer: BulkWriter | None = None
     count = 0
     try:
-        with _fewer_collections():
+        with _no_automatic_collections():
             for doc in docs:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -1322,6 +1325,7 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
                 if count >= docs_per_segment:
                     segments.append(_finish_segment(writer))
                     writer, count = None, 0
+                    gc.collect(0)
             if writer is not None:
                 segments.append(_finish_segment(writer))
                 writer = None
@@ -1393,7 +1397,20 @@ def write_documents(
     The first ``parallel_threshold`` documents are buffered: a smaller input (or any
     input, with one worker) is written in this process; a larger one is spread over
     ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
+    The garbage collector does not run by itself meanwhile (see
+    :func:`_no_automatic_collections`): this process reads the documents.
     """
+    with _no_automatic_collections():
+        return _write_documents(index_dir, docs, workers, docs_per_segment, parallel_threshold)
+
+
+def _write_documents(
+    index_dir: Path,
+    docs: Iterable[Doc],
+    workers: int,
+    docs_per_segment: int | None,
+    parallel_threshold: int | None,
+) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
     ix = storage.open_index(index_dir)
