@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from whoosh import columns as whoosh_columns
+from whoosh import fields as whoosh_fields
 from whoosh import index as whoosh_index
 
 from pubsearch import storage
-from pubsearch.facets import FACETS_FILE, FacetTable, _live
+from pubsearch.facets import FACETS_FILE, FacetTable, _column_values, _live, _years
 from pubsearch.indexing import build_index, update_index
 from pubsearch.masks import query_mask
 from pubsearch.querying import YearRange, parse_query
@@ -311,3 +313,94 @@ def test_live_documents_are_those_whoosh_has_not_deleted(tmp_path: Path) -> None
         assert _live(reader).tolist() == want
         assert want.count(False) == 4
     ix.close()
+
+
+def _whooshs_values(reader: Any, column: str, start: int) -> list[bytes]:
+    """A column's values as Whoosh's reader gives them, a document at a time."""
+    creader = reader.column_reader(column)
+    values = []
+    for d in range(start, reader.doc_count_all()):
+        try:
+            values.append(creader[d])
+        except IndexError:  # a segment's last documents without a value have no length
+            values.append(b"")
+    return values
+
+
+def _segmented_index(tmp_path: Path, schema: Any, docs: list[dict[str, Any]]) -> Any:
+    """An index of ``docs`` in three segments (the second without the columns' fields)."""
+    ix = whoosh_index.create_in(str(tmp_path), schema)
+    for part in (docs[:5], [{"id": "plain"}], docs[5:]):
+        writer = ix.writer()
+        for doc in part:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+    return ix
+
+
+@pytest.mark.parametrize("cutoff", [2, 2**15])  # with the offsets stored, and without
+def test_column_values_read_at_once_are_whooshs(tmp_path: Path, cutoff: int) -> None:
+    """The facet columns read a segment at a time give Whoosh's values document by
+    document, from every start: over segments with empty values, one without the
+    column, values in UTF-8 and both layouts of Whoosh's variable-length column."""
+    schema = whoosh_fields.Schema(
+        id=whoosh_fields.ID(stored=True),
+        names=whoosh_fields.COLUMN(whoosh_columns.VarBytesColumn(write_offsets_cutoff=cutoff)),
+    )
+    values = ["A. One\x1fB. Two", "", "Balázs Ćwik", "x", "", "C. Three", "ü\x1fv\x1fw", "", "z"]
+    docs = [
+        {"id": str(i), "names": v.encode()} if v else {"id": str(i)} for i, v in enumerate(values)
+    ]
+    ix = _segmented_index(tmp_path, schema, docs)
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 3
+        for start in range(reader.doc_count_all() + 1):
+            want = [
+                raw.decode().split("\x1f") if raw else []
+                for raw in _whooshs_values(reader, "names", start)
+            ]
+            assert _column_values(reader, "names", start) == want, start
+    ix.close()
+
+
+def test_years_read_at_once_are_whooshs(tmp_path: Path) -> None:
+    """Years read a segment at a time are Whoosh's (0 where a document has none), for
+    every range of documents, over a segment without the column."""
+    schema = whoosh_fields.Schema(
+        id=whoosh_fields.ID(stored=True),
+        year=whoosh_fields.NUMERIC(int, bits=16, stored=True, sortable=True, signed=False),
+    )
+    years = [2024, None, 1999, 2026, None, 2001, None, 2025]
+    docs = [{"id": str(i), "year": y} if y else {"id": str(i)} for i, y in enumerate(years)]
+    ix = _segmented_index(tmp_path, schema, docs)
+    with ix.reader() as reader:
+        n = reader.doc_count_all()
+        ycol = reader.column_reader("year")
+        missing = schema["year"].column_type.default_value()
+        want = [0 if ycol[d] == missing else ycol[d] for d in range(n)]
+        assert 2026 in want and want.count(0) == 4  # three without one, and "plain"
+        for start in range(n + 1):
+            for stop in range(start, n + 1):
+                assert _years(reader, start, stop).tolist() == want[start:stop], (start, stop)
+    ix.close()
+
+
+def test_records_without_a_year_count_under_no_year(tmp_path: Path) -> None:
+    """A record without a year is in no year's count and in no year range (Whoosh's
+    column holds 65,535 for it), on the web page's and the CLI's path. (The saved table
+    hid it, its years kept in 16 bits as -1; one read from the index counted 65,535.)"""
+    records = [
+        Record(title=f"paper {name}", year=year, arxiv_id=f"2401.0000{i}")
+        for i, (name, year) in enumerate([("a", 2024), ("b", None), ("c", 2025), ("d", None)])
+    ]
+    build_index(tmp_path, records)
+    for saved in (True, False):  # the table saved with the build, and one read anew
+        if not saved:
+            (_generation(tmp_path) / FACETS_FILE).unlink()
+        service = SearchService(tmp_path)
+        results = service.search(SearchRequest(q="paper", facets=True))
+        assert results.total == 4
+        assert results.facets is not None
+        assert {f.value: f.count for f in results.facets["year"]} == {"2024": 1, "2025": 1}
+        ranged = service.search(SearchRequest(q="paper", year=YearRange(2000, None)))
+        assert ranged.total == 2
