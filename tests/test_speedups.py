@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import random
 import struct
 from array import array
 from collections import Counter
@@ -72,6 +73,7 @@ def test_doc_postings_are_whoosh_postings(
         for i, (n, w) in enumerate(zip(nums, ws, strict=True))
     }
     assert len(got) == count == len(nums)
+    assert nums == sorted(nums)  # in term number order
     counts = Counter(words)
     want = {}
     for term, freq in counts.items():
@@ -90,6 +92,35 @@ def _running(sizes: list[int]) -> list[int]:
     for size in sizes:
         ends.append(ends[-1] + size)
     return ends
+
+
+@pytest.mark.parametrize("order", ["shuffled", "ascending", "descending", "organ pipe", "one"])
+def test_doc_postings_of_long_texts_in_any_order(order: str) -> None:
+    """Texts of thousands of words, their terms first seen in orders a sort can stumble
+    on: each term's positions in order, postings by term number."""
+    rng = random.Random(order)
+    known = [f"t{i}" for i in range(700)]
+    numbers = bulk._Numbers()
+    for term in known:
+        numbers[term]  # noqa: B018  # numbered
+    terms = {
+        "shuffled": [rng.choice(known) for _ in range(5000)],
+        "ascending": known * 3,
+        "descending": known[::-1] * 3,
+        "organ pipe": known[:350] + known[349::-1] + known[350:] + known[:100],
+        "one": ["t5"] * 3000,
+    }[order]
+    encoded = speedups.compiled.doc_postings(numbers, [terms], 7, True, 1.0, 1.0)  # type: ignore[union-attr]
+    _, new_terms, termnums, _, sizes, values, count, length, _ = encoded
+    assert new_terms == [] and length == len(terms)
+    nums = array("I", termnums).tolist()
+    assert nums == sorted(set(numbers[t] for t in terms))
+    ends = _running(array("I", sizes).tolist())
+    for i, n in enumerate(nums):
+        where = [7 + p for p, t in enumerate(terms) if t == known[n]]
+        # (Decoded: for over 1,000 positions pickle's own list comes in batches.)
+        assert formats.Positions().decode_positions(values[ends[i] : ends[i + 1]]) == where
+    assert count == len(nums)
 
 
 def test_doc_postings_refuses_what_it_cannot_do() -> None:
