@@ -80,6 +80,22 @@ def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> N
     assert _postings(fast) == _postings(plain)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_items_become_documents_where_they_are_written(tmp_path: Path, workers: int) -> None:
+    """Records given with ``to_doc`` (what a build sends its workers) make the index their
+    documents make, in this process and in workers."""
+    records = list(read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    small = {"workers": workers, "docs_per_segment": 70, "parallel_threshold": 100}
+    as_docs, as_records = tmp_path / "docs", tmp_path / "records"
+    for path in (as_docs, as_records):
+        path.mkdir()
+        storage.create_index(path).close()
+    bulk.write_documents(as_docs, iter([record_fields(r) for r in records]), **small)
+    count = bulk.write_documents(as_records, iter(records), to_doc=record_fields, **small)
+    assert count == len(records) == 300
+    assert _postings(as_records) == _postings(as_docs)
+
+
 # -- the fast path against Whoosh's own writer, index by index -------------------------------
 
 

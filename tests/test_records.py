@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 import unicodedata
 
@@ -342,3 +344,35 @@ def test_title_key_of_ascii_titles_is_the_key_by_definition(title: str) -> None:
 @pytest.mark.parametrize("title", ["Ünïcode Títle_x", "Straße  —  Über", "a\u00a0b"])
 def test_title_key_of_other_titles_is_the_key_by_definition(title: str) -> None:
     assert title_key(title) == _title_key_by_definition(title)
+
+
+@pytest.mark.parametrize("keys_known", [False, True])
+def test_a_record_pickles_as_itself_without_its_post_init_again(
+    keys_known: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a build sends its workers: the same record back, its identity keys with it
+    once worked out, and ``__post_init__`` not run again (its work is done)."""
+    record = Record(
+        title="  A  title ",
+        abstract="Text",
+        authors=("C. Balázs", "c. balazs", "B. Two"),
+        year=2024,
+        subjects=("cs.LG",),
+        origins=("a.jsonl:3",),
+        arxiv_id="arXiv:2401.00001v2",
+        doi="https://doi.org/10.1/X",
+    )
+    if keys_known:
+        assert record.identity_keys
+    data = pickle.dumps(record, protocol=5)
+
+    def refuse(self: Record) -> None:
+        raise AssertionError("__post_init__ ran again")
+
+    monkeypatch.setattr(Record, "__post_init__", refuse)
+    back = pickle.loads(data)
+    assert back == record and type(back) is Record
+    assert vars(back) == vars(record)  # the cached identity keys too, when there were any
+    assert ("identity_keys" in vars(back)) is keys_known
+    assert back.identity_keys == ("arxiv:2401.00001", "doi:10.1/x", "title:a title|2024")
+    assert copy.deepcopy(record) == record

@@ -1335,15 +1335,22 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
     return segments
 
 
-def _worker(index_dir: str, jobs: Any, results: Any, docs_per_segment: int) -> None:
-    """Worker process: write the documents of each batch from ``jobs`` into segments."""
+def _worker(
+    index_dir: str,
+    jobs: Any,
+    results: Any,
+    docs_per_segment: int,
+    to_doc: Callable[[Any], Doc] | None = None,
+) -> None:
+    """Worker process: write the documents of each batch from ``jobs`` (or those
+    ``to_doc`` makes of its items) into segments."""
     _exit_with_parent()
     try:
         ix = storage.open_index(index_dir)
 
         def docs() -> Iterator[Doc]:
             while (batch := _next_batch(jobs)) is not None:
-                yield from batch
+                yield from map(to_doc, batch) if to_doc else batch
 
         results.put(("ok", _write_segments(ix, docs(), docs_per_segment)))
     except BaseException as exc:  # reported to the parent, which raises it
@@ -1368,13 +1375,13 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="pubsearch-parent-watch", daemon=True).start()
 
 
-def _next_batch(jobs: Any) -> list[Doc] | None:
+def _next_batch(jobs: Any) -> list[Any] | None:
     """The next batch of documents, or None at the end. A worker whose parent has died
     (a build killed with SIGKILL) exits instead of waiting for work forever."""
     parent = multiprocessing.parent_process()
     while True:
         try:
-            batch: list[Doc] | None = jobs.get(timeout=1.0)
+            batch: list[Any] | None = jobs.get(timeout=1.0)
             return batch
         except queue.Empty:
             if parent is not None and not parent.is_alive():
@@ -1387,10 +1394,11 @@ class WorkerError(RuntimeError):
 
 def write_documents(
     index_dir: Path,
-    docs: Iterable[Doc],
+    docs: Iterable[Any],
     workers: int = 2,
     docs_per_segment: int | None = None,
     parallel_threshold: int | None = None,
+    to_doc: Callable[[Any], Doc] | None = None,
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
 
@@ -1399,30 +1407,38 @@ def write_documents(
     ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
     The garbage collector does not run by itself meanwhile (see
     :func:`_no_automatic_collections`): this process reads the documents.
+
+    With ``to_doc`` (a module-level function, which a worker can import), ``docs`` are
+    items it makes documents of, where they are written: what a worker is sent is then
+    the items, which can be smaller than the documents.
     """
     with _no_automatic_collections():
-        return _write_documents(index_dir, docs, workers, docs_per_segment, parallel_threshold)
+        return _write_documents(
+            index_dir, docs, workers, docs_per_segment, parallel_threshold, to_doc
+        )
 
 
 def _write_documents(
     index_dir: Path,
-    docs: Iterable[Doc],
+    docs: Iterable[Any],
     workers: int,
     docs_per_segment: int | None,
     parallel_threshold: int | None,
+    to_doc: Callable[[Any], Doc] | None,
 ) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
     ix = storage.open_index(index_dir)
     stream = iter(docs)
-    head: list[Doc] = []
+    head: list[Any] = []
     for doc in stream:
         head.append(doc)
         if len(head) >= parallel_threshold:
             break
     if len(head) < parallel_threshold or workers < 2:
         # In this process, in segments as a worker writes them (which bounds the memory).
-        segments = _write_segments(ix, _chain(head, stream), docs_per_segment)
+        items = _chain(head, stream)
+        segments = _write_segments(ix, map(to_doc, items) if to_doc else items, docs_per_segment)
         _commit_segments(ix, segments)
         return sum(int(segment.doc_count_all()) for segment in segments)
 
@@ -1430,14 +1446,14 @@ def _write_documents(
     jobs = ctx.Queue(maxsize=workers * 4)
     results = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(str(index_dir), jobs, results, docs_per_segment))
+        ctx.Process(target=_worker, args=(str(index_dir), jobs, results, docs_per_segment, to_doc))
         for _ in range(workers)
     ]
     for proc in procs:
         proc.start()
     count = 0
     try:
-        batch: list[Doc] = []
+        batch: list[Any] = []
         for doc in _chain(head, stream):
             batch.append(doc)
             if len(batch) >= BATCH_SIZE:
@@ -1483,7 +1499,7 @@ def _commit_segments(ix: Any, segments: list[Any]) -> None:
     ix.close()
 
 
-def _chain(head: list[Doc], stream: Iterator[Doc]) -> Iterator[Doc]:
+def _chain(head: list[Any], stream: Iterator[Any]) -> Iterator[Any]:
     yield from head
     head.clear()
     yield from stream

@@ -124,17 +124,21 @@ def build_index(
         storage.remove_stale(index_dir)
         merger = StreamingMerger()
 
-        def documents() -> Iterator[dict[str, Any]]:
+        def documents() -> Iterator[Record]:
             for n, record in enumerate(records, start=1):
                 if merger.add(record):
-                    yield record_fields(record)
+                    yield record
                 if progress:
                     progress(n)
 
         build_dir = storage.new_build_dir(index_dir)
         try:
             storage.create_index(build_dir).close()
-            bulk.write_documents(build_dir, documents(), workers=default_workers(workers))
+            # Records go to the workers, which make their documents: half the bytes to
+            # pickle and pass (the documents repeat the title, abstract and names).
+            bulk.write_documents(
+                build_dir, documents(), workers=default_workers(workers), to_doc=record_fields
+            )
             _merge_duplicates(build_dir, list(merger.groups()))
             _save_facets(build_dir)
             gen = storage.publish(index_dir, build_dir)
