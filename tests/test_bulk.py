@@ -591,16 +591,6 @@ def test_collector_stays_off_while_writing_and_as_before_after(tmp_path: Path) -
     assert gc.isenabled()
 
 
-def test_collector_left_off_when_it_was_off_before(tmp_path: Path) -> None:
-    ix = storage.create_index(tmp_path)
-    gc.disable()
-    try:
-        bulk._write_segments(ix, iter(_docs()[:2]), 100)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
 def test_young_objects_collected_after_each_full_segment(tmp_path: Path) -> None:
     generations: list[int] = []
 

@@ -7,6 +7,7 @@ them listed twice. Every expectation is computed the plain way: Whoosh's own
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from whoosh import columns as whoosh_columns
 from whoosh import fields as whoosh_fields
 from whoosh import index as whoosh_index
 
-from pubsearch import storage
+from pubsearch import facets, storage
 from pubsearch.facets import FACETS_FILE, FacetTable, _column_values, _live, _years
 from pubsearch.indexing import build_index, update_index
 from pubsearch.masks import query_mask
@@ -404,3 +405,21 @@ def test_records_without_a_year_count_under_no_year(tmp_path: Path) -> None:
         assert {f.value: f.count for f in results.facets["year"]} == {"2024": 1, "2025": 1}
         ranged = service.search(SearchRequest(q="paper", year=YearRange(2000, None)))
         assert ranged.total == 2
+
+
+def test_the_table_is_read_with_the_collector_paused(
+    real_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    read_years = facets._years
+
+    def years(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return read_years(*args)
+
+    monkeypatch.setattr(facets, "_years", years)
+    ix = whoosh_index.open_dir(str(_generation(real_index)))
+    with ix.reader() as reader:
+        FacetTable.build(reader)
+    ix.close()
+    assert seen == [False] and gc.isenabled()

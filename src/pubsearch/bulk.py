@@ -27,7 +27,6 @@ Whoosh's writer spends its time per token and per posting: a Token object per wo
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import gc
 import hashlib
@@ -64,7 +63,7 @@ from whoosh.filedb import filetables
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
-from pubsearch import speedups, storage
+from pubsearch import collector, speedups, storage
 from pubsearch.analysis import FastAnalyzer, IndexWords
 
 Doc = dict[str, Any]
@@ -1288,35 +1287,19 @@ def _finish_segment(writer: BulkWriter) -> Any:
     return segment
 
 
-@contextlib.contextmanager
-def _no_automatic_collections() -> Iterator[None]:
-    """Stop the cyclic garbage collector's automatic runs inside the block (as it was,
-    after; nested blocks leave it to the outermost).
-
-    Reading and writing allocate millions of short-lived lists, tuples and records, none
-    in cycles (a segment of 30,000 records left 30 objects for the collector), while the
-    analysis caches and the merger's keys grow: at its thresholds the collector took 7% of
-    the reading process's CPU and 1.5% of a writing one's, most of it passing over what
-    stays. :func:`_write_segments` collects the young objects after each segment, so
-    that cycles, were there any, would not outlive it.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
     """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
-    fewer), left for a committing writer to name in a table of contents."""
+    fewer), left for a committing writer to name in a table of contents.
+
+    The garbage collector is paused (see :mod:`pubsearch.collector`) but for the young
+    objects after each segment, so that cycles, were there any, would not outlive it (a
+    segment of 30,000 records left 30 objects for it).
+    """
     segments: list[Any] = []
     writer: BulkWriter | None = None
     count = 0
     try:
-        with _no_automatic_collections():
+        with collector.paused():
             for doc in docs:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -1405,14 +1388,14 @@ def write_documents(
     The first ``parallel_threshold`` documents are buffered: a smaller input (or any
     input, with one worker) is written in this process; a larger one is spread over
     ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
-    The garbage collector does not run by itself meanwhile (see
-    :func:`_no_automatic_collections`): this process reads the documents.
+    The garbage collector does not run by itself meanwhile (see :mod:`pubsearch.collector`;
+    no reference cycles are made): this process reads the documents.
 
     With ``to_doc`` (a module-level function, which a worker can import), ``docs`` are
     items it makes documents of, where they are written: what a worker is sent is then
     the items, which can be smaller than the documents.
     """
-    with _no_automatic_collections():
+    with collector.paused():
         return _write_documents(
             index_dir, docs, workers, docs_per_segment, parallel_threshold, to_doc
         )

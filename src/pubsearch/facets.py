@@ -23,6 +23,7 @@ import numpy.typing as npt
 from whoosh import columns
 from whoosh.reading import IndexReader
 
+from pubsearch import collector
 from pubsearch.records import fold
 from pubsearch.schema import VALUE_SEP
 
@@ -162,12 +163,13 @@ class FacetTable:
     @classmethod
     def build(cls, reader: IndexReader) -> FacetTable:
         """Read every document's facet values from the index (the slow way, once)."""
-        return cls(
-            authors=MultiValued.from_column(reader, "author_facet"),
-            subjects=MultiValued.from_column(reader, "subject_facet"),
-            years=_years(reader, 0, reader.doc_count_all()),
-            live=_live(reader),
-        )
+        with collector.paused():  # hundreds of thousands of strings and lists, no cycles
+            return cls(
+                authors=MultiValued.from_column(reader, "author_facet"),
+                subjects=MultiValued.from_column(reader, "subject_facet"),
+                years=_years(reader, 0, reader.doc_count_all()),
+                live=_live(reader),
+            )
 
     def extended(self, reader: IndexReader) -> FacetTable:
         """This table for ``reader``, an index that is this one's documents (some now
