@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +96,29 @@ def test_items_become_documents_where_they_are_written(tmp_path: Path, workers: 
     count = bulk.write_documents(as_records, iter(records), to_doc=record_fields, **small)
     assert count == len(records) == 300
     assert _postings(as_records) == _postings(as_docs)
+
+
+def test_workers_exit_cleanly_after_the_build_has_gone_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build commits as the workers exit, and a thread joins them: each ends with
+    status 0, and none is left running or unjoined."""
+    handed: list[Any] = []
+    join_meanwhile = bulk._join_meanwhile
+
+    def note(procs: list[Any]) -> None:
+        handed.extend(procs)
+        join_meanwhile(procs)
+
+    monkeypatch.setattr(bulk, "_join_meanwhile", note)
+    storage.create_index(tmp_path).close()
+    count = bulk.write_documents(tmp_path, iter(_docs()), workers=2, parallel_threshold=100)
+    assert count == len(_docs()) and len(handed) == 2
+    deadline = time.monotonic() + 30
+    while any(p.exitcode is None for p in handed) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p.exitcode for p in handed] == [0, 0]
+    assert not multiprocessing.active_children()
 
 
 # -- the fast path against Whoosh's own writer, index by index -------------------------------

@@ -1454,8 +1454,7 @@ def _write_documents(
             if status != "ok":
                 raise WorkerError(f"indexing worker failed: {payload}")
             segments.extend(payload)
-        for proc in procs:
-            proc.join()
+        _join_meanwhile(procs)
     except BaseException:
         for proc in procs:
             if proc.is_alive():
@@ -1470,6 +1469,19 @@ def _write_documents(
         results.close()
     _commit_segments(ix, segments)
     return count
+
+
+def _join_meanwhile(procs: list[Any]) -> None:
+    """Join the worker processes in a thread of their own. A worker that has sent its
+    segments has finished with them, but takes a while to exit (0.2 s at 30,000 records,
+    0.45 at 102,289: its memory handed back), which this process need not wait for to
+    commit them and build the facet table, on the other CPU."""
+
+    def join_all() -> None:
+        for proc in procs:
+            proc.join()
+
+    threading.Thread(target=join_all, name="pubsearch-worker-join", daemon=True).start()
 
 
 def _commit_segments(ix: Any, segments: list[Any]) -> None:
