@@ -200,6 +200,52 @@ def _by_label(table: FacetTable) -> dict[str, dict[str, int]]:
     return out
 
 
+def _assert_same_table(saved: FacetTable, fresh: FacetTable) -> None:
+    for name in ("authors", "subjects"):
+        a, b = getattr(saved, name), getattr(fresh, name)
+        assert a.labels == b.labels, name
+        assert np.array_equal(a.offsets, b.offsets), name
+        assert np.array_equal(a.value_ids, b.value_ids), name
+        assert dict(a.ids_by_key) == dict(b.ids_by_key), name
+    assert np.array_equal(saved.years, fresh.years)
+    assert np.array_equal(saved.live, fresh.live)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
+    tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """The build's table, joined from what each writer worked out for its segments (in
+    several segments from two workers, then extended by the merged duplicates), is the
+    table read from the whole index: the same ids, labels ("C. Balázs" as first seen),
+    offsets, years and live documents."""
+    from pubsearch import bulk
+
+    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 50)
+    monkeypatch.setattr(bulk, "DOCS_PER_SEGMENT", 90)
+    joined: list[int] = []
+    from_segments = FacetTable.from_segments
+
+    def note(parts: Any) -> FacetTable:
+        joined.append(len(parts))
+        return from_segments(parts)
+
+    monkeypatch.setattr(FacetTable, "from_segments", note)
+    records = _records(seeds_dir)
+    build_index(tmp_path, records, workers=workers)
+    assert joined and joined[0] >= 4  # several segments
+    saved, fresh = _tables(tmp_path)
+    assert saved is not None
+    assert not fresh.live.all()  # the merged duplicates' first records, deleted
+    _assert_same_table(saved, fresh)
+    assert _by_label(saved) == _by_label(fresh)
+
+
+def test_a_table_joined_from_no_segments_is_empty() -> None:
+    table = FacetTable.from_segments([])
+    assert table.size == 0 and table.authors.labels == () and len(table.years) == 0
+
+
 def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     saved, fresh = _tables(real_index)
     assert saved is not None

@@ -60,6 +60,7 @@ from whoosh.analysis import (
 from whoosh.analysis.analyzers import CompositeAnalyzer
 from whoosh.codec import whoosh3
 from whoosh.filedb import filetables
+from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
@@ -1276,20 +1277,40 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         self.fieldwriter.close()
 
 
-def _finish_segment(writer: BulkWriter) -> Any:
-    """Write out ``writer``'s segment without committing a table of contents.
+def _finish_segment(
+    writer: BulkWriter,
+    ix: Any = None,
+    summarize: Callable[[Any], Any] | None = None,
+    summaries: list[Any] | None = None,
+) -> Any:
+    """Write out ``writer``'s segment without committing a table of contents (and with
+    ``summarize``, append to ``summaries`` what it makes of a reader of the segment).
 
     The writer's temporary directory is shared by every writer of the index (Whoosh
     names it after the index), so it is left for the committing writer to remove.
     """
     segment = writer._finalize_segment()
     writer.is_closed = True
+    if summarize is not None and summaries is not None:
+        reader = SegmentReader(ix.storage, ix.schema, segment)
+        try:
+            summaries.append(summarize(reader))
+        finally:
+            reader.close()
     return segment
 
 
-def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list[Any]:
+def _write_segments(
+    ix: Any,
+    docs: Iterable[Doc],
+    docs_per_segment: int,
+    summarize: Callable[[Any], Any] | None = None,
+    summaries: list[Any] | None = None,
+) -> list[Any]:
     """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
-    fewer), left for a committing writer to name in a table of contents.
+    fewer), left for a committing writer to name in a table of contents. With
+    ``summarize``, what it makes of a reader of each segment is appended to
+    ``summaries``, segment by segment.
 
     The garbage collector is paused (see :mod:`pubsearch.collector`) but for the young
     objects after each segment, so that cycles, were there any, would not outlive it (a
@@ -1306,11 +1327,11 @@ def _write_segments(ix: Any, docs: Iterable[Doc], docs_per_segment: int) -> list
                 writer.add_document(**doc)
                 count += 1
                 if count >= docs_per_segment:
-                    segments.append(_finish_segment(writer))
+                    segments.append(_finish_segment(writer, ix, summarize, summaries))
                     writer, count = None, 0
                     gc.collect(0)
             if writer is not None:
-                segments.append(_finish_segment(writer))
+                segments.append(_finish_segment(writer, ix, summarize, summaries))
                 writer = None
     finally:
         if writer is not None:
@@ -1324,9 +1345,11 @@ def _worker(
     results: Any,
     docs_per_segment: int,
     to_doc: Callable[[Any], Doc] | None = None,
+    summarize: Callable[[Any], Any] | None = None,
 ) -> None:
     """Worker process: write the documents of each batch from ``jobs`` (or those
-    ``to_doc`` makes of its items) into segments."""
+    ``to_doc`` makes of its items) into segments; send them back, with what
+    ``summarize`` makes of each."""
     _exit_with_parent()
     try:
         ix = storage.open_index(index_dir)
@@ -1335,7 +1358,9 @@ def _worker(
             while (batch := _next_batch(jobs)) is not None:
                 yield from map(to_doc, batch) if to_doc else batch
 
-        results.put(("ok", _write_segments(ix, docs(), docs_per_segment)))
+        summaries: list[Any] = []
+        segments = _write_segments(ix, docs(), docs_per_segment, summarize, summaries)
+        results.put(("ok", (segments, summaries)))
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
@@ -1382,6 +1407,8 @@ def write_documents(
     docs_per_segment: int | None = None,
     parallel_threshold: int | None = None,
     to_doc: Callable[[Any], Doc] | None = None,
+    summarize: Callable[[Any], Any] | None = None,
+    summaries: list[Any] | None = None,
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
 
@@ -1394,10 +1421,21 @@ def write_documents(
     With ``to_doc`` (a module-level function, which a worker can import), ``docs`` are
     items it makes documents of, where they are written: what a worker is sent is then
     the items, which can be smaller than the documents.
+
+    With ``summarize`` (module-level too), ``summaries`` receives what it makes of a
+    reader of each segment, in the order of the segments in the index, computed where the
+    segment was written.
     """
     with collector.paused():
         return _write_documents(
-            index_dir, docs, workers, docs_per_segment, parallel_threshold, to_doc
+            index_dir,
+            docs,
+            workers,
+            docs_per_segment,
+            parallel_threshold,
+            to_doc,
+            summarize,
+            summaries if summaries is not None else [],
         )
 
 
@@ -1408,6 +1446,8 @@ def _write_documents(
     docs_per_segment: int | None,
     parallel_threshold: int | None,
     to_doc: Callable[[Any], Doc] | None,
+    summarize: Callable[[Any], Any] | None,
+    summaries: list[Any],
 ) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
@@ -1421,7 +1461,8 @@ def _write_documents(
     if len(head) < parallel_threshold or workers < 2:
         # In this process, in segments as a worker writes them (which bounds the memory).
         items = _chain(head, stream)
-        segments = _write_segments(ix, map(to_doc, items) if to_doc else items, docs_per_segment)
+        docs = map(to_doc, items) if to_doc else items
+        segments = _write_segments(ix, docs, docs_per_segment, summarize, summaries)
         _commit_segments(ix, segments)
         return sum(int(segment.doc_count_all()) for segment in segments)
 
@@ -1429,7 +1470,10 @@ def _write_documents(
     jobs = ctx.Queue(maxsize=workers * 4)
     results = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(str(index_dir), jobs, results, docs_per_segment, to_doc))
+        ctx.Process(
+            target=_worker,
+            args=(str(index_dir), jobs, results, docs_per_segment, to_doc, summarize),
+        )
         for _ in range(workers)
     ]
     for proc in procs:
@@ -1453,7 +1497,8 @@ def _write_documents(
             status, payload = _get(results, procs)
             if status != "ok":
                 raise WorkerError(f"indexing worker failed: {payload}")
-            segments.extend(payload)
+            segments.extend(payload[0])
+            summaries.extend(payload[1])
         _join_meanwhile(procs)
     except BaseException:
         for proc in procs:

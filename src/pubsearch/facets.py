@@ -31,6 +31,9 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 
+# A multi-valued facet's table in parts: labels, their folded keys, offsets, value ids.
+ValueParts = tuple[tuple[str, ...], list[str], IntArray, Int32Array]
+
 FACETS_FILE = "facets.npz"
 # Bump when the saved arrays change meaning; older files are then rebuilt from the index.
 FORMAT_VERSION = 2  # 2: no year is 0, not the column's default
@@ -139,6 +142,43 @@ class MultiValued:
             f"{prefix}_value_ids": self.value_ids,
         }
 
+    def parts(self) -> ValueParts:
+        """This table as :meth:`joined` takes it: labels, their keys, offsets, value ids."""
+        keys = _keys_in_id_order(self.ids_by_key, len(self.labels))
+        return self.labels, keys, self.offsets, self.value_ids
+
+    @classmethod
+    def joined(cls, parts: list[ValueParts]) -> MultiValued:
+        """The table of the documents of ``parts`` one after another: what
+        :meth:`from_values` makes of them all, the same ids and labels, for the cost of a
+        dict lookup per distinct value of each part (not per value, nor a fold).
+
+        A part's values are numbered in the order they first appear in it, and each is
+        shown as first seen: taken part by part, a value new to the whole gets the next
+        id and keeps the label its first part gave it.
+        """
+        labels: list[str] = []
+        ids_by_key: dict[str, int] = {}
+        lengths: list[IntArray] = []
+        value_ids: list[Int32Array] = []
+        for part_labels, part_keys, offsets, part_ids in parts:
+            remap: list[int] = []
+            for label, key in zip(part_labels, part_keys, strict=True):
+                vid = ids_by_key.get(key)
+                if vid is None:
+                    vid = ids_by_key[key] = len(labels)
+                    labels.append(label)
+                remap.append(vid)
+            lengths.append(np.diff(offsets))
+            value_ids.append(np.asarray(remap, dtype=np.int32)[part_ids])
+        if not parts:
+            return cls.from_values([])
+        offsets = np.zeros(sum(map(len, lengths)) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(lengths), out=offsets[1:])
+        return cls._from_arrays(
+            tuple(labels), ids_by_key, offsets, np.concatenate(value_ids).astype(np.int32)
+        )
+
     @classmethod
     def _from_saved(cls, data: Any, prefix: str) -> MultiValued:
         count = int(data[f"{prefix}_count"][0])
@@ -169,6 +209,20 @@ class FacetTable:
                 subjects=MultiValued.from_column(reader, "subject_facet"),
                 years=_years(reader, 0, reader.doc_count_all()),
                 live=_live(reader),
+            )
+
+    @classmethod
+    def from_segments(cls, segments: list[SegmentFacets]) -> FacetTable:
+        """The table of an index of these segments, in this order, none with deletions:
+        :meth:`build`'s, from what the writers of the segments worked out (see
+        :func:`segment_facets`)."""
+        with collector.paused():
+            years = [s.years for s in segments]
+            return cls(
+                authors=MultiValued.joined([s.authors for s in segments]),
+                subjects=MultiValued.joined([s.subjects for s in segments]),
+                years=np.concatenate(years) if years else np.zeros(0, dtype=np.int64),
+                live=np.ones(sum(map(len, years)), dtype=np.bool_),
             )
 
     def extended(self, reader: IndexReader) -> FacetTable:
@@ -235,6 +289,28 @@ class FacetTable:
     def count_years(self, docs: BoolArray) -> dict[int, int]:
         counts = np.bincount(self.years[docs & (self.years > 0)])
         return {int(y): int(c) for y, c in enumerate(counts) if c}
+
+
+@dataclass(frozen=True)
+class SegmentFacets:
+    """The facet values of one segment's documents, as a worker that wrote the segment
+    sends them back with it (see :meth:`FacetTable.from_segments`)."""
+
+    authors: ValueParts
+    subjects: ValueParts
+    years: IntArray
+
+
+def segment_facets(reader: IndexReader) -> SegmentFacets:
+    """The facet values of the segment ``reader`` reads: computed by the worker that
+    wrote it, while the other writes its own, rather than for the whole index once both
+    are done (1.7 s at 102,289 records, with one CPU idle)."""
+    with collector.paused():
+        return SegmentFacets(
+            authors=MultiValued.from_column(reader, "author_facet").parts(),
+            subjects=MultiValued.from_column(reader, "subject_facet").parts(),
+            years=_years(reader, 0, reader.doc_count_all()),
+        )
 
 
 def _column_values(reader: IndexReader, column: str, start: int = 0) -> list[list[str]]:

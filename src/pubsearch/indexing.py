@@ -17,7 +17,7 @@ from typing import Any
 
 from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
-from pubsearch.facets import FacetTable
+from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.records import Record, RecordMerger, StreamingMerger, Written, fold, merge
 from pubsearch.schema import VALUE_SEP, content_text
 
@@ -136,11 +136,19 @@ def build_index(
             storage.create_index(build_dir).close()
             # Records go to the workers, which make their documents: half the bytes to
             # pickle and pass (the documents repeat the title, abstract and names).
+            # Each worker works out the facet values of its segments too (see
+            # segment_facets), so that the table is joined, not read, once both are done.
+            parts: list[SegmentFacets] = []
             bulk.write_documents(
-                build_dir, documents(), workers=default_workers(workers), to_doc=record_fields
+                build_dir,
+                documents(),
+                workers=default_workers(workers),
+                to_doc=record_fields,
+                summarize=segment_facets,
+                summaries=parts,
             )
-            _merge_duplicates(build_dir, list(merger.groups()))
-            _save_facets(build_dir)
+            added = _merge_duplicates(build_dir, list(merger.groups()))
+            _save_facets(build_dir, FacetTable.from_segments(parts), added)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -176,10 +184,12 @@ def default_workers(workers: int | None) -> int:
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
 
 
-def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> None:
-    """Replace the first record of each paper that had duplicates by all of them merged."""
+def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> int:
+    """Replace the first record of each paper that had duplicates by all of them merged;
+    return how many documents that added (after those the index had)."""
     if not groups:
-        return
+        return 0
+    added = 0
     ix = storage.open_index(build_dir)
     writer = bulk.BulkWriter(ix)
     try:
@@ -197,11 +207,13 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
                         merged = member if merged is None else merge(merged, member)
                 if merged is not None:
                     writer.add_document(**record_fields(merged))
+                    added += 1
     except BaseException:
         writer.cancel()
         raise
     writer.commit(merge=False)
     ix.close()
+    return added
 
 
 def update_index(
