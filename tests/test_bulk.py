@@ -121,6 +121,37 @@ def test_workers_exit_cleanly_after_the_build_has_gone_on(
     assert not multiprocessing.active_children()
 
 
+def test_derived_content_postings_are_whooshs_beside_a_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``content`` postings made from the title's and abstract's when the segment is
+    written (see bulk._Derivation), in a segment into which a commit also merges two
+    earlier ones (their postings come term by term, not document by document), and for
+    a document with a boost, whose content is indexed as any field: Whoosh's."""
+    monkeypatch.setattr(bulk, "_DERIVED_DOCS_AT_ONCE", 16)  # made in several ranges
+    docs = _docs()[:120]
+    docs[70] = {**docs[70], "_boost": 2.0}
+    plain, fast = tmp_path / "plain", tmp_path / "fast"
+    plain.mkdir()
+    fast.mkdir()
+    _plain_build(plain, docs)
+    ix = storage.create_index(fast)
+    for part in (docs[:30], docs[30:60]):
+        writer = ix.writer()
+        for doc in part:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+    writer = bulk.BulkWriter(ix)
+    for doc in docs[60:]:
+        writer.add_document(**doc)
+    assert len(writer._derived_docs) == 59  # all but the boosted one
+    writer.commit(optimize=True)  # the two earlier segments merged into this one
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 1
+    ix.close()
+    assert _postings(fast) == _postings(plain)
+
+
 # -- the fast path against Whoosh's own writer, index by index -------------------------------
 
 

@@ -66,6 +66,7 @@ from whoosh.writing import SegmentWriter
 
 from pubsearch import collector, speedups, storage
 from pubsearch.analysis import FastAnalyzer, IndexWords
+from pubsearch.schema import DEFAULT_FIELD, TITLE_WEIGHT
 
 Doc = dict[str, Any]
 
@@ -795,6 +796,51 @@ def _bulk_fields(schema: Any) -> dict[str, _BulkField]:
     return found
 
 
+# Documents whose derived postings are made together (see _add_derived_postings).
+_DERIVED_DOCS_AT_ONCE = 4096
+
+
+@dataclass(frozen=True)
+class _Derivation:
+    """A frequency field whose text is other fields' texts, each given some times, one a
+    line (``content``: the title three times, then the abstract; see
+    :func:`pubsearch.schema.content_text`): its postings are made when the segment is
+    written, from those fields' (a term's frequency is the sum of its frequencies there,
+    each times its count), rather than by looking every word up once more."""
+
+    field: str
+    parts: tuple[tuple[str, int], ...]  # (field, times), in the order of the text
+
+    def applies(self, fields: dict[str, Any]) -> bool:
+        """Whether the document of ``fields`` has the field made of its parts' texts, as
+        strings, with no boost (else its postings are made as any field's)."""
+        if "_boost" in fields or f"_{self.field}_boost" in fields:
+            return False
+        texts: list[str] = []
+        for name, times in self.parts:
+            value = fields.get(name)
+            if not isinstance(value, str) or f"_{name}_boost" in fields:
+                return False
+            texts += [value] * times
+        value = fields.get(self.field)
+        return isinstance(value, str) and value == "\n".join(texts)
+
+
+def _derivation(bulk_fields: dict[str, _BulkField]) -> _Derivation | None:
+    """How ``content`` is derived, when the schema's fields allow it: it and its parts
+    analysed alike and unboosted, it keeping frequencies and its parts positions (whose
+    weights are then frequencies)."""
+    target = bulk_fields.get(DEFAULT_FIELD)
+    parts = (("title", TITLE_WEIGHT), ("abstract", 1))
+    specs = [bulk_fields.get(name) for name, _ in parts]
+    if target is None or target.positions or not target.by_lines or target.field_boost != 1:
+        return None
+    for spec in specs:
+        if spec is None or spec.key != target.key or spec.field_boost != 1:
+            return None
+    return _Derivation(DEFAULT_FIELD, parts)
+
+
 class _PositionsValue(dict[int, bytes]):
     """A position -> ``Positions.encode([position])``: the value of a word seen once."""
 
@@ -1080,6 +1126,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         self.pool: TermPool = TermPool()
         self._lengths = _Lengths()
         self._bulk = _bulk_fields(self.schema)
+        self._derivation = _derivation(self._bulk)
+        self._derived_docs = array("I")  # documents whose derived field is made at flush
         self._plans: dict[str, _FieldPlan] = {}
         perdoc = self.perdocwriter
         whoosh_add_field = perdoc.add_field
@@ -1121,6 +1169,9 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         perdoc.start_doc(docnum)
         stored: dict[str, Any] = perdoc._storedfields
         lengths: list[tuple[str, int]] = []
+        derived = self._derivation if compiled is not None else None
+        if derived is not None and not derived.applies(fields):
+            derived = None
         try:
             for fieldname in fieldnames:
                 value = fields[fieldname]
@@ -1131,7 +1182,12 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                 spec = plan.bulk if isinstance(value, str) else None
                 length = 0
                 words: IndexWords | None = None
-                if plan.indexed:
+                if derived is not None and spec is not None and fieldname == derived.field:
+                    # Its postings come from its parts' when the segment is written.
+                    if spec.scorable:
+                        for name, times in derived.parts:
+                            length += len(_words(spec, fields[name], memo).stems) * times
+                elif plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
                     found = _stem_lists(spec, value, memo) if compiled and spec else None
@@ -1229,6 +1285,8 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         add_encoded = self.pool.add_encoded
         for fieldname, encoded in packed:
             add_encoded(fieldname, docnum, encoded)
+        if derived is not None:
+            self._derived_docs.append(docnum)
         self._added = True
         self.docnum += 1
 
@@ -1265,8 +1323,80 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
             writer._dbfile.write(bytes(column))
             writer._count = len(column)
 
+    def _add_derived_postings(self) -> None:
+        """The derived field's postings (see :class:`_Derivation`) of the documents that
+        :meth:`add_document` left them to, made from its parts' postings: the same ones
+        ``_speedups.doc_postings`` gives, a term's weight its frequency, its value the
+        frequency packed. A few thousand documents at a time, which bounds the memory."""
+        derivation = self._derivation
+        if derivation is None or not self._derived_docs:
+            return
+        wanted = numpy.zeros(self.docnum, dtype=numpy.bool_)
+        wanted[numpy.frombuffer(self._derived_docs, dtype=numpy.uint32)] = True
+        target = self.pool._field(derivation.field)
+        numbers = target.numbers
+        parts = []
+        for name, times in derivation.parts:
+            held = self.pool._fields.get(name)
+            if held is None or not len(held):
+                continue
+            # The part's term numbers as the derived field's (numbering any new to it).
+            renumber = numpy.fromiter(
+                map(numbers.__getitem__, held.numbers), dtype=numpy.uint32, count=len(held.numbers)
+            )
+            parts.append((held, renumber, held.docnums(), times))
+        # Postings added document by document are in document order, and can be taken a
+        # range of documents at a time; a merge adds a segment's term by term.
+        in_order = all(bool((docs[1:] >= docs[:-1]).all()) for _, _, docs, _ in parts)
+        step = _DERIVED_DOCS_AT_ONCE if in_order else max(self.docnum, 1)
+        for start in range(0, self.docnum, step):
+            self._add_derived_range(target, parts, wanted, start, start + step, in_order)
+        self._derived_docs = array("I")
+
+    @staticmethod
+    def _add_derived_range(
+        target: _FieldPostings,
+        parts: list[Any],
+        wanted: Any,
+        start: int,
+        stop: int,
+        in_order: bool,
+    ) -> None:
+        """:meth:`_add_derived_postings` for the documents ``start`` to ``stop`` (all of
+        them, when the postings are not ``in_order``)."""
+        keys, freqs = [], []
+        for held, renumber, docs, times in parts:
+            lo, hi = numpy.searchsorted(docs, [start, stop]) if in_order else (0, len(docs))
+            chunk_docs = docs[lo:hi]
+            keep = wanted[chunk_docs]
+            terms = renumber[numpy.frombuffer(held.termnums, dtype=numpy.uint32)[lo:hi][keep]]
+            keys.append((chunk_docs[keep].astype(numpy.uint64) << 32) | terms)
+            # Unboosted, a positions field's weight is the term's frequency.
+            weights = numpy.frombuffer(held.weights, dtype=numpy.float64)[lo:hi][keep]
+            freqs.append(weights.astype(numpy.uint32) * numpy.uint32(times))
+        key = numpy.concatenate(keys)
+        if not len(key):
+            return
+        order = numpy.argsort(key, kind="stable")  # by document, then term number
+        key, freq = key[order], numpy.concatenate(freqs)[order]
+        first = numpy.ones(len(key), dtype=numpy.bool_)
+        first[1:] = key[1:] != key[:-1]
+        starts = numpy.flatnonzero(first)
+        freq = numpy.add.reduceat(freq, starts)
+        key = key[starts]
+        run_docs, run_counts = numpy.unique(key >> 32, return_counts=True)
+        target.termnums.frombytes((key & 0xFFFFFFFF).astype(numpy.uint32).tobytes())
+        target.run_docs.frombytes(run_docs.astype(numpy.uint32).tobytes())
+        target.run_counts.frombytes(run_counts.astype(numpy.uint32).tobytes())
+        target.weights.frombytes(freq.astype(numpy.float64).tobytes())
+        target.sizes.frombytes(numpy.full(len(key), 4, dtype=numpy.uint32).tobytes())
+        target.values += freq.astype(">u4").tobytes()  # Frequency.encode: "!I"
+        target.int_weights = False
+
     def _flush_segment(self) -> None:
-        # SegmentWriter._flush_segment, with the lengths from memory.
+        # SegmentWriter._flush_segment, with the lengths from memory and the derived
+        # field's postings made.
+        self._add_derived_postings()
         self._write_lengths()
         self.perdocwriter.close()
         lengths = self._lengths if self.codec.length_stats else None
