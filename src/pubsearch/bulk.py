@@ -66,7 +66,7 @@ from whoosh.writing import SegmentWriter
 
 from pubsearch import collector, speedups, storage
 from pubsearch.analysis import FastAnalyzer, IndexWords
-from pubsearch.schema import DEFAULT_FIELD, TITLE_WEIGHT
+from pubsearch.schema import CONTENT_PARTS, DEFAULT_FIELD
 
 Doc = dict[str, Any]
 
@@ -831,14 +831,13 @@ def _derivation(bulk_fields: dict[str, _BulkField]) -> _Derivation | None:
     analysed alike and unboosted, it keeping frequencies and its parts positions (whose
     weights are then frequencies)."""
     target = bulk_fields.get(DEFAULT_FIELD)
-    parts = (("title", TITLE_WEIGHT), ("abstract", 1))
-    specs = [bulk_fields.get(name) for name, _ in parts]
+    specs = [bulk_fields.get(name) for name, _ in CONTENT_PARTS]
     if target is None or target.positions or not target.by_lines or target.field_boost != 1:
         return None
     for spec in specs:
         if spec is None or spec.key != target.key or spec.field_boost != 1:
             return None
-    return _Derivation(DEFAULT_FIELD, parts)
+    return _Derivation(DEFAULT_FIELD, CONTENT_PARTS)
 
 
 class _PositionsValue(dict[int, bytes]):

@@ -49,6 +49,11 @@ def content_text(title: str, abstract: str) -> str:
     return "\n".join([title] * TITLE_WEIGHT + [abstract])
 
 
+# content_text's parts, (field, times) a line each: the bulk writer makes ``content``'s
+# postings from theirs.
+CONTENT_PARTS = (("title", TITLE_WEIGHT), ("abstract", 1))
+
+
 def name_analyzer() -> analysis.Analyzer:
     """Author names: words, lower case, accents folded; no stemming, no stop words."""
     # FastAnalyzer: the same tokens as the plain chain, computed in bulk when indexing.
