@@ -1408,7 +1408,6 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
 
 def _finish_segment(
     writer: BulkWriter,
-    ix: Any = None,
     summarize: Callable[[Any], Any] | None = None,
     summaries: list[Any] | None = None,
 ) -> Any:
@@ -1421,7 +1420,7 @@ def _finish_segment(
     segment = writer._finalize_segment()
     writer.is_closed = True
     if summarize is not None and summaries is not None:
-        reader = SegmentReader(ix.storage, ix.schema, segment)
+        reader = SegmentReader(writer.storage, writer.schema, segment)
         try:
             summaries.append(summarize(reader))
         finally:
@@ -1456,11 +1455,11 @@ def _write_segments(
                 writer.add_document(**doc)
                 count += 1
                 if count >= docs_per_segment:
-                    segments.append(_finish_segment(writer, ix, summarize, summaries))
+                    segments.append(_finish_segment(writer, summarize, summaries))
                     writer, count = None, 0
                     gc.collect(0)
             if writer is not None:
-                segments.append(_finish_segment(writer, ix, summarize, summaries))
+                segments.append(_finish_segment(writer, summarize, summaries))
                 writer = None
     finally:
         if writer is not None:
@@ -1590,8 +1589,8 @@ def _write_documents(
     if len(head) < parallel_threshold or workers < 2:
         # In this process, in segments as a worker writes them (which bounds the memory).
         items = _chain(head, stream)
-        docs = map(to_doc, items) if to_doc else items
-        segments = _write_segments(ix, docs, docs_per_segment, summarize, summaries)
+        made = map(to_doc, items) if to_doc else items
+        segments = _write_segments(ix, made, docs_per_segment, summarize, summaries)
         _commit_segments(ix, segments)
         return sum(int(segment.doc_count_all()) for segment in segments)
 
