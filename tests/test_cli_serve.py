@@ -183,7 +183,9 @@ def test_a_port_in_use_is_one_line(seed_index: Path, processes: str) -> None:
     )
 
 
-def _start(index_dir: Path, log: Path, *options: str) -> subprocess.Popen[bytes]:
+def _start(
+    index_dir: Path, log: Path, *options: str, preexec_fn: Callable[[], object] | None = None
+) -> subprocess.Popen[bytes]:
     """`python -m pubsearch serve` of ``index_dir`` with ``options``, its output in ``log``
     (for the tests that watch it start: the fixtures wait until it listens)."""
     with open(log, "w", encoding="utf-8") as out:
@@ -191,6 +193,7 @@ def _start(index_dir: Path, log: Path, *options: str) -> subprocess.Popen[bytes]
             [sys.executable, "-m", "pubsearch", "serve", "--index", str(index_dir), *options],
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=preexec_fn,
         )
 
 
@@ -225,4 +228,92 @@ def test_stopped_while_its_processes_start(seed_index: Path, tmp_path: Path) -> 
             proc.wait()
     seen = set(children) | set(_children(proc.pid, 0))
     assert seen and all(_gone(child, within=10) for child in seen)
+    assert "Traceback" not in log.read_text()
+
+
+# A program that serves with two processes and has a second thread, which takes the
+# SIGTERM once the servers are up: the main thread, waiting for its children, gets no EINTR.
+_STOPPED_THROUGH_ANOTHER_THREAD = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from pubsearch.web import create_app, serving
+
+def children():
+    pid = os.getpid()
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return listing.read().split()
+
+def stop_from_this_thread():
+    deadline = time.monotonic() + 30
+    while len(children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the main thread is waiting by now
+    print("children", *children(), flush=True)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+
+threading.Thread(target=stop_from_this_thread, daemon=True).start()
+serving.serve(
+    lambda: create_app(Path(sys.argv[1])),
+    host="127.0.0.1", port=0, threads=2, processes=2, announce=lambda addresses: None,
+)
+print("stopped", flush=True)
+"""
+
+
+@linux_only
+def test_a_stop_signal_taken_by_another_thread_stops_the_server(
+    seed_index: Path, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _STOPPED_THROUGH_ANOTHER_THREAD, str(seed_index)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "stopped" and lines[0].startswith("children ")
+    children = [int(pid) for pid in lines[0].split()[1:]]
+    assert len(children) == 2 and all(_gone(child, within=10) for child in children)
+    assert "Traceback" not in result.stderr
+
+
+@linux_only
+def test_a_dead_server_process_is_noticed_when_child_exits_were_ignored(
+    seed_index: Path, tmp_path: Path
+) -> None:
+    """Started with SIGCHLD ignored (it is inherited through exec), the kernel would reap
+    the children unseen: the server still notices one that dies."""
+    log = tmp_path / "serve.log"
+    ignore = lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # noqa: E731
+    proc = _start(seed_index, log, "--port", "0", "--processes", "2", preexec_fn=ignore)
+    try:
+        first, second = _children(proc.pid, 2)
+        time.sleep(0.5)
+        os.kill(first, signal.SIGKILL)
+        assert proc.wait(timeout=20) == 1, log.read_text()
+        assert _gone(second, within=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert f"Error: server process {first} was killed by signal 9" in log.read_text()
+
+
+@linux_only
+def test_a_second_stop_signal_kills_a_stuck_server_process(
+    seed_index: Path, tmp_path: Path, serve_process: ServeProcess
+) -> None:
+    log = tmp_path / "serve.log"
+    with serve_process(seed_index, log, ["--processes", "2"]) as (url, proc):
+        stuck, other = _children(proc.pid, 2)
+        os.kill(stuck, signal.SIGSTOP)  # it cannot act on SIGTERM
+        started = time.monotonic()
+        proc.terminate()
+        assert not _gone(stuck, within=1)
+        proc.terminate()  # as a second Ctrl-C: do not wait the 10 s
+        assert proc.wait(timeout=serving.STOP_SECONDS - 3) == 0, log.read_text()
+        assert time.monotonic() - started < serving.STOP_SECONDS
+        assert _gone(stuck, within=5) and _gone(other, within=5)
     assert "Traceback" not in log.read_text()

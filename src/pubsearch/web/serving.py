@@ -10,12 +10,16 @@ back to back): one process of 4 threads answered 22.1 requests/s (p95 952 ms), o
 threads 18.5 (p95 2,057 ms), two processes of 4 threads 37.1 (p95 525 ms).
 
 The parent stops every child when it is stopped (SIGTERM, Ctrl-C) and when any child
-exits on its own (which it reports). A child whose parent is gone stops within a second.
+exits on its own (which it reports); a child that has not stopped after
+:data:`STOP_SECONDS` is killed, or at once on a second stop signal. The parent waits on a
+pipe the signals are written to (:class:`_Signals`), so none is lost however it arrives.
+A child whose parent is gone stops within a second.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import sys
@@ -137,58 +141,126 @@ def _supervise(
     """Fork ``processes`` servers on ``sockets`` and wait until stopped or one exits."""
     parent = os.getpid()
     children: set[int] = set()
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        for _ in range(processes):
-            sys.stdout.flush()
-            sys.stderr.flush()
-            # A stop signal waits until the child has its own handlers (else the parent's
-            # would run in the child, in the parent's code).
-            # The child is counted before the signal can stop the loop.
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-            try:
-                pid = os.fork()
-                if pid == 0:
-                    _run_child(make_app, sockets, threads, parent, held)  # never returns
-                children.add(pid)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        pid, status = os.wait()
-        children.discard(pid)
-        code = os.waitstatus_to_exitcode(status)
+    with _Signals() as signals:
+        try:
+            for _ in range(processes):
+                sys.stdout.flush()
+                sys.stderr.flush()
+                # The signals wait while the child installs its own handlers (else the
+                # parent's would run in the child); the parent counts it before it can stop.
+                held = signal.pthread_sigmask(signal.SIG_BLOCK, _Signals.NOTED)
+                try:
+                    pid = os.fork()
+                    if pid == 0:
+                        _run_child(make_app, sockets, threads, parent, signals, held)  # no return
+                    children.add(pid)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                if _done(signals.take(timeout=0), children):
+                    return
+            while not _done(signals.take(timeout=None), children):
+                pass
+        finally:
+            _stop(children, signals)
+
+
+class _Signals:
+    """Stop signals (SIGTERM, SIGINT) and child exits (SIGCHLD) noted on a pipe while
+    the parent supervises. The C-level handler writes each signal's number to the pipe
+    (:func:`signal.set_wakeup_fd`) as it arrives, in whichever thread takes it, so one
+    that comes just before the parent waits is not lost: the wait returns at once."""
+
+    NOTED = {signal.SIGTERM, signal.SIGINT, signal.SIGCHLD}
+    STOP = {signal.SIGTERM, signal.SIGINT}
+
+    def __enter__(self) -> _Signals:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+        self._wakeup = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        self._handlers = {signum: signal.signal(signum, _noted) for signum in self.NOTED}
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._handlers.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(self._wakeup)
+        os.close(self._read)
+        os.close(self._write)
+
+    def forget(self) -> None:
+        """In a forked child: drop the parent's pipe and handlers (its own come next)."""
+        signal.set_wakeup_fd(-1)
+        os.close(self._read)
+        os.close(self._write)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+    def take(self, timeout: float | None) -> set[int]:
+        """The signals noted since the last call, waiting up to ``timeout`` seconds
+        (``None``: until one comes) when there are none."""
+        if not select.select([self._read], [], [], timeout)[0]:
+            return set()
+        noted: set[int] = set()
+        try:
+            while chunk := os.read(self._read, 512):
+                noted.update(chunk)
+        except BlockingIOError:
+            pass
+        return noted
+
+
+def _noted(signum: int, frame: Any) -> None:
+    """The Python-level handler of :class:`_Signals`: its pipe has the signal already."""
+
+
+def _done(noted: set[int], children: set[int]) -> bool:
+    """Whether supervision ends, given the signals ``noted``: a stop signal, or a child
+    that exited (reaped here). A child that failed raises :class:`ServerProcessError`."""
+    if noted & _Signals.STOP:
+        return True
+    if signal.SIGCHLD not in noted:
+        return False
+    exited = _reap(children)
+    for pid, code in exited.items():
         if code != 0:  # 0: it was interrupted (Ctrl-C reaches every process)
             how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
             raise ServerProcessError(f"server process {pid} {how}; the server stopped")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        _stop(children)
+    return bool(exited)
 
 
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+def _reap(children: set[int]) -> dict[int, int]:
+    """The exit codes of ``children`` that have exited, which are reaped and removed."""
+    exited: dict[int, int] = {}
+    for pid in list(children):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            children.discard(pid)
+            exited[pid] = os.waitstatus_to_exitcode(status)
+    return exited
 
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _stop(children: set[int]) -> None:
-    """Stop ``children`` (SIGTERM, then SIGKILL after :data:`STOP_SECONDS`) and reap them."""
+def _stop(children: set[int], signals: _Signals) -> None:
+    """Stop ``children`` (SIGTERM, then SIGKILL after :data:`STOP_SECONDS`, or at once on
+    a second stop signal) and reap them."""
     for pid in children:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_SECONDS
+    killed = False
+    _reap(children)
     while children:
-        for pid in list(children):
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                children.discard(pid)
-        if children and time.monotonic() > deadline:
-            for pid in children:
-                _signal(pid, signal.SIGKILL)
-            deadline = float("inf")
-        if children:
-            time.sleep(0.05)
+        if killed:
+            signals.take(timeout=1.0)
+        else:
+            left = deadline - time.monotonic()
+            if left <= 0 or signals.take(timeout=left) & _Signals.STOP:
+                for pid in children:
+                    _signal(pid, signal.SIGKILL)
+                killed = True
+        _reap(children)
 
 
 def _signal(pid: int, signum: int) -> None:
@@ -203,13 +275,15 @@ def _run_child(
     sockets: list[socket.socket],
     threads: int,
     parent: int,
+    signals: _Signals,
     held: set[int | signal.Signals],
 ) -> None:
-    """A forked server process (its stop signals blocked; ``held``, the mask to restore):
+    """A forked server process (its signals blocked; ``held``, the mask to restore):
     serve until stopped, then leave without returning into the parent's code
     (``os._exit``)."""
     code = 0
     try:
+        signals.forget()
         signal.signal(signal.SIGTERM, _interrupt)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
