@@ -91,6 +91,10 @@ def test_parse_int() -> None:
     assert parse_int("page", " 007 ") == 7
     with pytest.raises(ParameterError, match="page: must be a whole number"):
         parse_int("page", "7x")
+    for odd in ("²", "٣", "--3", "3-"):  # digits to str.isdigit, not whole numbers here
+        with pytest.raises(ParameterError, match="page: must be a whole number"):
+            parse_int("page", odd)
+    assert parse_int("page", "-3") == -3
 
 
 def test_params_round_trip_and_leave_out_defaults() -> None:

@@ -119,6 +119,16 @@ def test_year_is_that_of_version_one_whatever_the_order() -> None:
     assert record.year == 2007
 
 
+def test_versions_with_odd_labels_sort_last() -> None:
+    versions = [
+        {"version": "v²", "created": "Tue, 24 Jul 2009 20:10:27 GMT"},
+        {"version": 2, "created": "Wed, 25 Jul 2012 20:10:27 GMT"},
+        {"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"},
+    ]
+    (record,), _ = read_objects(snapshot_object(versions=versions))
+    assert record.year == 2007
+
+
 def test_year_falls_back_to_update_date() -> None:
     (record,), _ = read_objects(snapshot_object(versions=None))
     assert record.year == 2008

@@ -28,7 +28,9 @@ Params = Mapping[str, Sequence[str]]
 def parse_int(name: str, text: str) -> int:
     """``text`` as an integer, or a ParameterError naming the parameter."""
     text = text.strip()
-    if not text.lstrip("-").isdigit() or len(text) > 12:
+    digits = text.removeprefix("-")
+    # ASCII digits only: str.isdigit also takes "²", which int() refuses.
+    if not (digits.isascii() and digits.isdigit()) or len(text) > 12:
         raise ParameterError(name, f"must be a whole number, got {text!r}")
     return int(text)
 

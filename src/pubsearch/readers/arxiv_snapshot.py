@@ -114,6 +114,7 @@ def first_version_year(obj: JsonObject) -> int | None:
 def _version_number(version: dict[str, object]) -> int:
     """``{"version": "v3"}`` -> 3; unnumbered versions sort last."""
     label = version.get("version")
-    if isinstance(label, str) and label[1:].isdigit():
-        return int(label[1:])
+    number = label[1:] if isinstance(label, str) else ""
+    if number.isascii() and number.isdigit():  # not "v²": isdigit takes it, int() does not
+        return int(number)
     return 1 << 30
