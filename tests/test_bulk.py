@@ -21,11 +21,13 @@ from whoosh.codec.whoosh3 import W3TermInfo
 from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
+from pubsearch import analysis as pubsearch_analysis
 from pubsearch import bulk, masks, storage
 from pubsearch import speedups as speedups_module
 from pubsearch.indexing import record_fields
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
+from pubsearch.schema import text_analyzer
 
 DATA = Path(__file__).resolve().parent / "data"
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
@@ -80,6 +82,41 @@ def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> N
     )
     assert count == len(docs)
     assert _postings(fast) == _postings(plain)
+
+
+def test_words_numbered_anew_between_segments_give_the_same_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vocabulary past its limit is numbered anew when a segment starts (it would grow
+    with the corpus otherwise): the postings stay Whoosh's."""
+    _require_speedups()
+    monkeypatch.setattr(pubsearch_analysis, "_VOCABULARY_LIMIT", 50)
+    vocabulary = text_analyzer().vocabulary()
+    assert vocabulary is not None
+    generation = vocabulary.generation
+    docs = _docs()
+    plain, fast = tmp_path / "plain", tmp_path / "fast"
+    plain.mkdir()
+    fast.mkdir()
+    _plain_build(plain, docs)
+    storage.create_index(fast).close()
+    bulk.write_documents(fast, iter(docs), workers=1, docs_per_segment=70)
+    assert vocabulary.generation >= generation + 4  # 300 documents: 5 segments
+    assert _postings(fast) == _postings(plain)
+
+
+def test_a_field_map_is_started_anew_for_a_vocabulary_numbered_anew() -> None:
+    vocabulary = pubsearch_analysis.Vocabulary()
+    held = bulk._FieldPostings()
+    fieldmap = held.fieldmap(vocabulary)
+    fieldmap += bytes([1, 0, 0, 0])  # as doc_postings_ids fills it
+    assert held.fieldmap(vocabulary) is fieldmap
+    vocabulary.number("net")
+    vocabulary.trim(limit=0)
+    assert held.fieldmap(vocabulary) == bytearray()
+    other = pubsearch_analysis.Vocabulary()
+    held.fieldmap(vocabulary).append(1)
+    assert held.fieldmap(other) == bytearray()
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -131,6 +131,80 @@ def test_doc_postings_refuses_what_it_cannot_do() -> None:
         speedups.compiled.doc_postings(bulk._Numbers(), [("a",)], 0, False, 1.0, 1.0)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    stems=_STEMS,
+    second=_STEMS,
+    known=st.lists(st.sampled_from(["b", "net", "zz"]), unique=True),
+    mapped_before=st.booleans(),
+    first=st.integers(0, 70_000),
+    positions=st.booleans(),
+    boost=st.sampled_from([1.0, 1.5]),
+    fieldboost=st.sampled_from([1.0, 3.0]),
+    dropped=st.booleans(),
+    seed=st.integers(0, 3),
+)
+def test_doc_postings_ids_are_doc_postings(
+    stems: list[str],
+    second: list[str],
+    known: list[str],
+    mapped_before: bool,
+    first: int,
+    positions: bool,
+    boost: float,
+    fieldboost: float,
+    dropped: bool,
+    seed: int,
+) -> None:
+    """The words as their numbers in a vocabulary (numbered in an order of its own) give
+    what their stems give, for a document and the next one, whether the first was added
+    (its new terms numbered in the field) or dropped (as a failed document is): the field
+    map takes only term numbers the field has, so a dropped document's leave no trace."""
+    compiled = speedups.compiled
+    assert compiled is not None
+    vocabulary = analysis.Vocabulary()
+    words = sorted({"zz", *stems, *second})
+    random.Random(seed).shuffle(words)
+    for word in words:
+        vocabulary.number(word)
+    numbers = bulk._Numbers()
+    for term in known:
+        numbers[term]  # noqa: B018  # numbered
+    fieldmap = bytearray()
+    if mapped_before:  # an earlier document had the known terms: the map has them
+        ids = array("I", map(vocabulary.number, known)).tobytes()
+        compiled.doc_postings_ids(numbers, fieldmap, vocabulary.stems, ids, 0, True, 1.0, 1.0)
+    for doc in (stems, second):
+        ids = array("I", map(vocabulary.number, doc)).tobytes()
+        args = (first, positions, boost, fieldboost)
+        want = compiled.doc_postings(copy.copy(numbers), [doc], *args)
+        got = compiled.doc_postings_ids(numbers, fieldmap, vocabulary.stems, ids, *args)
+        assert got == want
+        held = array("I", bytes(fieldmap)).tolist()
+        assert len(held) >= len(vocabulary.stems)
+        for number, plus_one in enumerate(held):
+            if plus_one:  # only terms the field has numbered, with their numbers
+                assert dict.get(numbers, vocabulary.stems[number]) == plus_one - 1
+        if not dropped or doc is second:
+            base, new_terms = got[0], got[1]
+            numbers.update(zip(new_terms, range(base, base + len(new_terms)), strict=True))
+
+
+def test_doc_postings_ids_refuses_what_it_cannot_do() -> None:
+    compiled = speedups.compiled
+    assert compiled is not None
+    stems = ["a", "b"]
+    with pytest.raises(ValueError, match="4-byte"):
+        compiled.doc_postings_ids({}, bytearray(), stems, b"\0\0\0", 0, True, 1.0, 1.0)
+    with pytest.raises(ValueError, match="past the stems"):
+        past = array("I", [0, 2]).tobytes()
+        compiled.doc_postings_ids({}, bytearray(), stems, past, 0, True, 1.0, 1.0)
+    with pytest.raises(TypeError):
+        compiled.doc_postings_ids({}, b"", stems, b"", 0, True, 1.0, 1.0)  # type: ignore[arg-type]
+    empty = compiled.doc_postings_ids({}, bytearray(), stems, b"", 0, True, 1.0, 1.0)
+    assert empty == compiled.doc_postings({}, [[]], 0, True, 1.0, 1.0)
+
+
 # -- blocks: the C writer against bulk.py's Python writer, decoded -----------------------------
 
 
@@ -315,3 +389,46 @@ def test_run_stems_refuses_a_cache_of_the_wrong_kind() -> None:
     with pytest.raises(ValueError, match="ASCII"):
         compiled.run_stems("a b", {}, {}, "é", lambda cache, piece: (1, 0))
     assert compiled.run_stems("(a) b", {"a": ("x",), "b": ("y",)}, {}, "()", lambda c, p: (1, 0))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, clear=st.sampled_from(["nothing", "runs", "vocabulary"]))
+def test_run_ids_are_the_stems_numbered(text: str, clear: str) -> None:
+    """index_ids gives index_words's stems as their numbers in the chain's vocabulary
+    (each stem its own number), with the same positions; also after the runs' caches
+    were cleared (then the C code asks the Python for a run's lead) or the vocabulary
+    numbered anew."""
+    analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
+    vocabulary = analyzer.vocabulary()
+    assert vocabulary is not None
+    plan = analyzer._plan
+    assert plan is not None and plan.caches is not None
+    stem_chunks = plan.caches[3]
+    assert stem_chunks is not None and stem_chunks.ids is not None
+    if clear == "runs":
+        stem_chunks.clear()
+        stem_chunks.leads.clear()
+        stem_chunks.ids.clear()
+    elif clear == "vocabulary":
+        generation, numbered = vocabulary.generation, bool(vocabulary.stems)
+        vocabulary.trim(limit=0)
+        assert vocabulary.stems == [] and (not stem_chunks.ids or not numbered)
+        assert vocabulary.generation == generation + numbered
+    words = analyzer.index_ids(text)
+    plain = analyzer.index_words(text)
+    assert words is not None and plain is not None and words.ids is not None
+    numbers = array("I", words.ids).tolist()
+    assert vocabulary.stems_of(words.ids) == plain.stems == words.stems
+    assert numbers == [vocabulary.numbers[stem] for stem in plain.stems]
+    assert list(words.positions) == list(plain.positions) and len(words) == len(plain.stems)
+    assert words.unstemmed() == plain.unstemmed()
+
+
+def test_run_ids_refuses_a_cache_of_the_wrong_kind() -> None:
+    compiled = speedups.compiled
+    assert compiled is not None
+    with pytest.raises(TypeError, match="must give bytes"):
+        compiled.run_ids("a b", {"a": ("x",)}, {}, ".", lambda cache, piece: (1, 0))
+    two = array("I", [3, 4]).tobytes()
+    found = compiled.run_ids("(a) b", {"a": two, "b": two[:4]}, {}, "()", lambda c, p: (1, 0))
+    assert found == (two + two[:4], 0)

@@ -703,6 +703,107 @@ put_positions(Buf *b, const Word *words, Py_ssize_t count, long long first)
     return buf_byte(b, count > 1 ? 'e' : 'a') < 0 ? -1 : buf_byte(b, '.'); /* APPENDS/APPEND */
 }
 
+/* The term number of `stem` in the field: from `numbers` (the field's, `*committed` set),
+   else from `fresh`, else the next free one (base + terms new so far), which `fresh` and
+   `new_terms` take. -1 with an exception set on failure. */
+static int
+term_number(PyObject *numbers, PyObject *fresh, PyObject *new_terms, Py_ssize_t base,
+            PyObject *stem, uint32_t *termnum, int *committed)
+{
+    *committed = 1;
+    PyObject *number = PyDict_GetItemWithError(numbers, stem);
+    if (number == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        *committed = 0;
+        number = PyDict_GetItemWithError(fresh, stem);
+        if (number == NULL) {
+            if (PyErr_Occurred()) {
+                return -1;
+            }
+            PyObject *next = PyLong_FromSsize_t(base + PyList_GET_SIZE(new_terms));
+            if (next == NULL) {
+                return -1;
+            }
+            int failed = PyDict_SetItem(fresh, stem, next) < 0 || PyList_Append(new_terms, stem) < 0;
+            Py_DECREF(next);
+            if (failed) {
+                return -1;
+            }
+            number = PyDict_GetItemWithError(fresh, stem);
+            if (number == NULL) {
+                return -1;
+            }
+        }
+    }
+    unsigned long value = PyLong_AsUnsignedLong(number);
+    if (value == (unsigned long)-1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (value >= UINT32_MAX) { /* fieldmaps keep number + 1 in 32 bits */
+        PyErr_SetString(PyExc_OverflowError, "doc_postings: too many terms");
+        return -1;
+    }
+    *termnum = (uint32_t)value;
+    return 0;
+}
+
+/* The result of doc_postings from a document's `n` words (sorted here): a posting per
+   term, its number, weight, value and the value's size. */
+static PyObject *
+encode_postings(Word *words, Py_ssize_t n, Py_ssize_t base, PyObject *new_terms,
+                long long first, int positions, double boost, double fieldboost)
+{
+    Buf termnums = {0}, weights = {0}, sizes = {0}, values = {0};
+    PyObject *result = NULL;
+    sort_words(words, n);
+    Py_ssize_t postings = 0, last_start = 0;
+    for (Py_ssize_t g = 0; g < n;) {
+        Py_ssize_t h = g + 1;
+        uint32_t termnum = WORD_TERM(words[g]);
+        while (h < n && WORD_TERM(words[h]) == termnum) {
+            h++;
+        }
+        Py_ssize_t freq = h - g;
+        double weight = (double)freq;
+        if (boost != 1.0 || fieldboost != 1.0) {
+            weight = weight * boost * fieldboost;
+        }
+        last_start = values.len;
+        if (positions) {
+            if (put_positions(&values, words + g, freq, first) < 0) {
+                goto done;
+            }
+        }
+        else {
+            unsigned char packed[4];
+            be32(packed, (uint32_t)freq);
+            if (buf_put(&values, packed, 4) < 0) {
+                goto done;
+            }
+        }
+        uint32_t size = (uint32_t)(values.len - last_start);
+        if (buf_put(&termnums, &termnum, 4) < 0 || buf_put(&weights, &weight, 8) < 0 ||
+            buf_put(&sizes, &size, 4) < 0) {
+            goto done;
+        }
+        postings++;
+        g = h;
+    }
+    result = Py_BuildValue(
+        "(nOy#y#y#y#nny#)", base, new_terms, termnums.data ? termnums.data : "", termnums.len,
+        weights.data ? weights.data : "", weights.len, sizes.data ? sizes.data : "", sizes.len,
+        values.data ? values.data : "", values.len, postings, n,
+        values.data ? values.data + last_start : "", values.len - last_start);
+done:
+    buf_free(&termnums);
+    buf_free(&weights);
+    buf_free(&sizes);
+    buf_free(&values);
+    return result;
+}
+
 static PyObject *
 doc_postings(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -746,7 +847,6 @@ doc_postings(PyObject *module, PyObject *args, PyObject *kwargs)
     Word *words = PyMem_Malloc(sizeof(Word) * (size_t)(n ? n : 1));
     PyObject *fresh = PyDict_New();
     PyObject *new_terms = PyList_New(0);
-    Buf termnums = {0}, weights = {0}, sizes = {0}, values = {0};
     PyObject *result = NULL;
     if (words == NULL || fresh == NULL || new_terms == NULL) {
         if (words == NULL) {
@@ -770,93 +870,107 @@ doc_postings(PyObject *module, PyObject *args, PyObject *kwargs)
             continue;
         }
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stems); i++, w++) {
-            PyObject *stem = PyList_GET_ITEM(stems, i);
-            PyObject *number = PyDict_GetItemWithError(numbers, stem);
-            if (number == NULL) {
-                if (PyErr_Occurred()) {
-                    goto done;
-                }
-                number = PyDict_GetItemWithError(fresh, stem);
-                if (number == NULL) {
-                    if (PyErr_Occurred()) {
-                        goto done;
-                    }
-                    PyObject *next = PyLong_FromSsize_t(base + PyList_GET_SIZE(new_terms));
-                    if (next == NULL) {
-                        goto done;
-                    }
-                    int failed = PyDict_SetItem(fresh, stem, next) < 0 ||
-                                 PyList_Append(new_terms, stem) < 0;
-                    Py_DECREF(next);
-                    if (failed) {
-                        goto done;
-                    }
-                    number = PyDict_GetItemWithError(fresh, stem);
-                    if (number == NULL) {
-                        goto done;
-                    }
-                }
-            }
-            unsigned long termnum = PyLong_AsUnsignedLong(number);
-            if (termnum == (unsigned long)-1 && PyErr_Occurred()) {
-                goto done;
-            }
-            if (termnum > UINT32_MAX) {
-                PyErr_SetString(PyExc_OverflowError, "doc_postings: too many terms");
+            uint32_t termnum;
+            int committed;
+            if (term_number(numbers, fresh, new_terms, base, PyList_GET_ITEM(stems, i), &termnum,
+                            &committed) < 0) {
                 goto done;
             }
             words[w] = WORD(termnum, w);
         }
     }
-    sort_words(words, n);
-    /* A posting per term: its number, weight, value and the value's size. */
-    Py_ssize_t postings = 0, last_start = 0;
-    for (Py_ssize_t g = 0; g < n;) {
-        Py_ssize_t h = g + 1;
-        uint32_t termnum = WORD_TERM(words[g]);
-        while (h < n && WORD_TERM(words[h]) == termnum) {
-            h++;
-        }
-        Py_ssize_t freq = h - g;
-        double weight = (double)freq;
-        if (boost != 1.0 || fieldboost != 1.0) {
-            weight = weight * boost * fieldboost;
-        }
-        last_start = values.len;
-        if (positions) {
-            if (put_positions(&values, words + g, freq, first) < 0) {
-                goto done;
-            }
-        }
-        else {
-            unsigned char packed[4];
-            be32(packed, (uint32_t)freq);
-            if (buf_put(&values, packed, 4) < 0) {
-                goto done;
-            }
-        }
-        uint32_t size = (uint32_t)(values.len - last_start);
-        if (buf_put(&termnums, &termnum, 4) < 0 || buf_put(&weights, &weight, 8) < 0 ||
-            buf_put(&sizes, &size, 4) < 0) {
-            goto done;
-        }
-        postings++;
-        g = h;
-    }
-    result = Py_BuildValue(
-        "(nOy#y#y#y#nny#)", base, new_terms, termnums.data ? termnums.data : "", termnums.len,
-        weights.data ? weights.data : "", weights.len, sizes.data ? sizes.data : "", sizes.len,
-        values.data ? values.data : "", values.len, postings, n,
-        values.data ? values.data + last_start : "", values.len - last_start);
+    result = encode_postings(words, n, base, new_terms, first, positions, boost, fieldboost);
 done:
     PyMem_Free(words);
     Py_XDECREF(fresh);
     Py_XDECREF(new_terms);
     Py_DECREF(lists);
-    buf_free(&termnums);
-    buf_free(&weights);
-    buf_free(&sizes);
-    buf_free(&values);
+    return result;
+}
+
+/* doc_postings for a text given as its words' numbers in a vocabulary (`ids`: uint32s, in
+   the machine's order) whose stems `stems` lists. `fieldmap` (uint32s too, grown here to
+   the vocabulary's size) keeps each number's term number in the field plus one, 0 for
+   none yet: a word's term number is read from it, and only a number it lacks is looked up
+   by its stem. Only term numbers from `numbers` go in, never fresh ones (the caller may
+   drop the document). */
+static PyObject *
+doc_postings_ids(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"numbers", "fieldmap", "stems", "ids", "first", "positions",
+                            "boost", "fieldboost", NULL};
+    PyObject *numbers, *fieldmap, *stems;
+    Py_buffer ids;
+    long long first;
+    int positions;
+    double boost, fieldboost;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!y*Lpdd:doc_postings_ids", names,
+                                     &PyDict_Type, &numbers, &PyByteArray_Type, &fieldmap,
+                                     &PyList_Type, &stems, &ids, &first, &positions, &boost,
+                                     &fieldboost)) {
+        return NULL;
+    }
+    Word *words = NULL;
+    PyObject *fresh = NULL, *new_terms = NULL, *result = NULL;
+    if (ids.len % 4 != 0) {
+        PyErr_SetString(PyExc_ValueError, "doc_postings_ids: ids must be 4-byte numbers");
+        goto done;
+    }
+    Py_ssize_t n = ids.len / 4;
+    if ((uint64_t)n > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "doc_postings: too many words");
+        goto done;
+    }
+    Py_ssize_t vocabulary = PyList_GET_SIZE(stems);
+    Py_ssize_t mapped = PyByteArray_GET_SIZE(fieldmap) / 4;
+    if (mapped < vocabulary) {
+        Py_ssize_t grown = vocabulary > 2 * mapped ? vocabulary : 2 * mapped;
+        if (PyByteArray_Resize(fieldmap, grown * 4) < 0) {
+            goto done;
+        }
+        memset(PyByteArray_AS_STRING(fieldmap) + mapped * 4, 0, (size_t)(grown - mapped) * 4);
+    }
+    uint32_t *map = (uint32_t *)PyByteArray_AS_STRING(fieldmap);
+    Py_ssize_t base = PyDict_GET_SIZE(numbers);
+    words = PyMem_Malloc(sizeof(Word) * (size_t)(n ? n : 1));
+    fresh = PyDict_New();
+    new_terms = PyList_New(0);
+    if (words == NULL || fresh == NULL || new_terms == NULL) {
+        if (words == NULL) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    const char *src = ids.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t id;
+        memcpy(&id, src + 4 * i, 4);
+        if ((Py_ssize_t)id >= vocabulary) {
+            PyErr_SetString(PyExc_ValueError, "doc_postings_ids: a word's number is past the stems");
+            goto done;
+        }
+        uint32_t termnum = map[id];
+        if (termnum != 0) {
+            termnum--;
+        }
+        else {
+            int committed;
+            if (term_number(numbers, fresh, new_terms, base, PyList_GET_ITEM(stems, id), &termnum,
+                            &committed) < 0) {
+                goto done;
+            }
+            if (committed) {
+                map[id] = termnum + 1;
+            }
+        }
+        words[i] = WORD(termnum, i);
+    }
+    result = encode_postings(words, n, base, new_terms, first, positions, boost, fieldboost);
+done:
+    PyMem_Free(words);
+    Py_XDECREF(fresh);
+    Py_XDECREF(new_terms);
+    PyBuffer_Release(&ids);
     return result;
 }
 
@@ -876,20 +990,24 @@ in_run(Py_UCS4 ch)
     return Py_UNICODE_ISALNUM(ch);
 }
 
+/* run_stems and run_ids: the cache gives a run's stems as a tuple (gathered in a list), or
+   its words' numbers as bytes (gathered in bytes). */
 static PyObject *
-run_stems(PyObject *module, PyObject *args)
+runs(PyObject *args, int as_ids)
 {
     PyObject *text, *cache, *leads, *lead_of;
     const char *edge;
     Py_ssize_t edge_len;
-    if (!PyArg_ParseTuple(args, "UO!O!s#O:run_stems", &text, &PyDict_Type, &cache, &PyDict_Type,
-                          &leads, &edge, &edge_len, &lead_of)) {
+    if (!PyArg_ParseTuple(args, as_ids ? "UO!O!s#O:run_ids" : "UO!O!s#O:run_stems", &text,
+                          &PyDict_Type, &cache, &PyDict_Type, &leads, &edge, &edge_len,
+                          &lead_of)) {
         return NULL;
     }
+    const char *name = as_ids ? "run_ids" : "run_stems";
     unsigned char is_edge[128] = {0};
     for (Py_ssize_t i = 0; i < edge_len; i++) {
         if ((unsigned char)edge[i] >= 128) {
-            PyErr_SetString(PyExc_ValueError, "run_stems: edge characters must be ASCII");
+            PyErr_Format(PyExc_ValueError, "%s: edge characters must be ASCII", name);
             return NULL;
         }
         is_edge[(unsigned char)edge[i]] = 1;
@@ -897,8 +1015,9 @@ run_stems(PyObject *module, PyObject *args)
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    PyObject *found = PyList_New(0);
-    if (found == NULL) {
+    PyObject *found = as_ids ? NULL : PyList_New(0);
+    Buf numbers = {0};
+    if (!as_ids && found == NULL) {
         return NULL;
     }
     long long first = 0;
@@ -933,29 +1052,31 @@ run_stems(PyObject *module, PyObject *args)
         if (piece == NULL) {
             goto fail;
         }
-        PyObject *stems = PyDict_GetItemWithError(cache, piece);
-        if (stems != NULL) {
-            Py_INCREF(stems);
+        PyObject *value = PyDict_GetItemWithError(cache, piece);
+        if (value != NULL) {
+            Py_INCREF(value);
         }
         else if (!PyErr_Occurred()) {
-            stems = PyObject_GetItem(cache, piece); /* the cache's __missing__ */
+            value = PyObject_GetItem(cache, piece); /* the cache's __missing__ */
         }
-        if (stems == NULL || !PyTuple_Check(stems)) {
-            if (stems != NULL) {
-                PyErr_SetString(PyExc_TypeError, "run_stems: the cache must give tuples");
+        int ok = value != NULL && (as_ids ? PyBytes_Check(value) : PyTuple_Check(value));
+        if (ok && as_ids) {
+            ok = buf_put(&numbers, PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value)) == 0;
+        }
+        else if (ok) {
+            for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(value); k++) {
+                ok = PyList_Append(found, PyTuple_GET_ITEM(value, k)) == 0;
             }
-            Py_XDECREF(stems);
+        }
+        else if (value != NULL) {
+            PyErr_Format(PyExc_TypeError, "%s: the cache must give %s", name,
+                         as_ids ? "bytes" : "tuples");
+        }
+        Py_XDECREF(value);
+        if (!ok) {
             Py_DECREF(piece);
             goto fail;
         }
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(stems); k++) {
-            if (PyList_Append(found, PyTuple_GET_ITEM(stems, k)) < 0) {
-                Py_DECREF(stems);
-                Py_DECREF(piece);
-                goto fail;
-            }
-        }
-        Py_DECREF(stems);
         if (!first_known) {
             /* Words before the first kept one: the first position. */
             PyObject *lead = PyDict_GetItemWithError(leads, piece);
@@ -971,7 +1092,7 @@ run_stems(PyObject *module, PyObject *args)
                 at = PyLong_AsLong(PyTuple_GET_ITEM(lead, 1));
             }
             else if (lead != NULL) {
-                PyErr_SetString(PyExc_TypeError, "run_stems: a lead must be a pair");
+                PyErr_Format(PyExc_TypeError, "%s: a lead must be a pair", name);
             }
             Py_XDECREF(lead);
             if (PyErr_Occurred()) {
@@ -991,10 +1112,29 @@ run_stems(PyObject *module, PyObject *args)
     if (!first_known) {
         first = 0;
     }
+    if (as_ids) {
+        PyObject *result = Py_BuildValue("(y#L)", numbers.data ? numbers.data : "", numbers.len,
+                                         first);
+        buf_free(&numbers);
+        return result;
+    }
     return Py_BuildValue("(NL)", found, first);
 fail:
-    Py_DECREF(found);
+    Py_XDECREF(found);
+    buf_free(&numbers);
     return NULL;
+}
+
+static PyObject *
+run_stems(PyObject *module, PyObject *args)
+{
+    return runs(args, 0);
+}
+
+static PyObject *
+run_ids(PyObject *module, PyObject *args)
+{
+    return runs(args, 1);
 }
 
 static PyMethodDef methods[] = {
@@ -1006,10 +1146,18 @@ static PyMethodDef methods[] = {
     {"run_stems", run_stems, METH_VARARGS,
      "run_stems(text, cache, leads, edge, lead_of) -> (stems, first position)\n\n"
      "A text's stems from its white-space separated runs; see analysis._index_words."},
+    {"run_ids", run_ids, METH_VARARGS,
+     "run_ids(text, cache, leads, edge, lead_of) -> (numbers, first position)\n\n"
+     "run_stems, with the cache giving a run's words' numbers (uint32 bytes), joined."},
     {"doc_postings", (PyCFunction)(void (*)(void))doc_postings, METH_VARARGS | METH_KEYWORDS,
      "doc_postings(numbers, stem_lists, first, positions, boost, fieldboost)\n"
      "    -> (base, new_terms, termnums, weights, sizes, values, postings, length, last_value)\n\n"
      "One document's postings in one text field; see bulk._FieldPostings.add_encoded."},
+    {"doc_postings_ids", (PyCFunction)(void (*)(void))doc_postings_ids,
+     METH_VARARGS | METH_KEYWORDS,
+     "doc_postings_ids(numbers, fieldmap, stems, ids, first, positions, boost, fieldboost)\n"
+     "    -> what doc_postings gives\n\n"
+     "doc_postings of a text given as its words' numbers in a vocabulary."},
     {NULL, NULL, 0, NULL},
 };
 

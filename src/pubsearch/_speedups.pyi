@@ -41,3 +41,20 @@ def run_stems(
     edge: str,
     lead_of: Callable[[Any, str], tuple[int, int]],
 ) -> tuple[list[str], int]: ...
+def run_ids(
+    text: str,
+    cache: dict[str, bytes],
+    leads: dict[str, tuple[int, int]],
+    edge: str,
+    lead_of: Callable[[Any, str], tuple[int, int]],
+) -> tuple[bytes, int]: ...
+def doc_postings_ids(
+    numbers: dict[bytes | str, int],
+    fieldmap: bytearray,
+    stems: list[str],
+    ids: Buffer,
+    first: int,
+    positions: bool,
+    boost: float,
+    fieldboost: float,
+) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...

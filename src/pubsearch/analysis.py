@@ -12,6 +12,7 @@ words) goes through the chain unchanged.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -30,6 +31,9 @@ _FAST_KWARGS = frozenset(
 )
 # Those that need the slower of the two bulk paths (character offsets, stop words kept).
 _FULL_KWARGS = frozenset({"chars", "start_char"})
+
+# Stems a Vocabulary numbers before it may start anew (between segments: see trim).
+_VOCABULARY_LIMIT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -95,23 +99,41 @@ def _plan_for(items: list[Any]) -> _Plan | None:
 class IndexWords:
     """The tokens of one text as indexing sees them: their texts (``stems``) and positions,
     and, computed when asked, their texts before stemming (``no_morph``: what spelling
-    keeps)."""
+    keeps). From :meth:`FastAnalyzer.index_ids`, the words come as their numbers in the
+    chain's :class:`Vocabulary` (``ids``: 4-byte unsigned integers in the machine's order)
+    and ``stems`` is worked out from them when asked."""
 
-    __slots__ = ("_plan", "_text", "_unstemmed", "positions", "stems")
+    __slots__ = ("_plan", "_stems", "_text", "_unstemmed", "ids", "positions")
 
     def __init__(
         self,
-        stems: list[str],
+        stems: list[str] | None,
         positions: Sequence[int],
         unstemmed: list[str] | None = None,
         plan: _Plan | None = None,
         text: str = "",
+        ids: bytes | None = None,
     ) -> None:
-        self.stems = stems
+        assert stems is not None or (ids is not None and plan is not None)
+        self._stems = stems
         self.positions = positions
         self._unstemmed = unstemmed
         self._plan = plan
         self._text = text
+        self.ids = ids
+
+    @property
+    def stems(self) -> list[str]:
+        if self._stems is None:
+            assert self.ids is not None and self._plan is not None
+            vocabulary = _vocabulary_of(self._plan)
+            assert vocabulary is not None
+            self._stems = vocabulary.stems_of(self.ids)
+        return self._stems
+
+    def __len__(self) -> int:
+        """The number of words."""
+        return len(self._stems) if self._stems is not None else len(self.ids or b"") // 4
 
     def unstemmed(self) -> list[str]:
         if self._unstemmed is None:
@@ -123,6 +145,46 @@ class IndexWords:
             pieces = map(chunks.__getitem__, self._text.split())
             self._unstemmed = list(filter(None, chain.from_iterable(pieces)))
         return self._unstemmed
+
+
+class Vocabulary:
+    """The stems of a chain, numbered in the order they were first seen, for the bulk
+    writer (see :class:`_IdChunkCache`): a word's number maps to the term number of a
+    segment's field through an array (``_speedups.doc_postings_ids``), where a stem took
+    a look-up by its text in the field's dict.
+
+    :meth:`trim` starts the numbering anew (when it has grown past a limit; between
+    segments) and counts a new ``generation``: a map from the numbers made before is
+    stale then.
+    """
+
+    __slots__ = ("_ids", "generation", "numbers", "stems")
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self.stems: list[str] = []
+        self.generation = 0
+        self._ids: _IdChunkCache | None = None
+
+    def number(self, stem: str) -> int:
+        found = self.numbers.get(stem)
+        if found is None:
+            found = self.numbers[stem] = len(self.stems)
+            self.stems.append(stem)
+        return found
+
+    def stems_of(self, ids: bytes) -> list[str]:
+        return list(map(self.stems.__getitem__, array("I", ids)))
+
+    def trim(self, limit: int | None = None) -> None:
+        """Start anew if more than ``limit`` (:data:`_VOCABULARY_LIMIT`) stems are numbered
+        (no number given out may be in use but in a stale field map)."""
+        if len(self.stems) > (_VOCABULARY_LIMIT if limit is None else limit):
+            self.numbers.clear()
+            self.stems.clear()
+            if self._ids is not None:
+                self._ids.clear()
+            self.generation += 1
 
 
 # Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
@@ -200,6 +262,7 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
         self._chunks = chunks
         self._stems = stems
         self.leads: dict[str, tuple[int, int]] = {}
+        self.ids: _IdChunkCache | None = None  # its stems numbered, when first asked
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
         chunks = self._chunks
@@ -212,6 +275,29 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
         self[chunk] = stems
         self.leads[chunk] = (len(folded), folded.index(kept[0]) if kept else -1)
         return stems
+
+
+class _IdChunkCache(dict[str, bytes]):
+    """A run of non-space characters -> its stems' numbers in ``vocabulary`` (see
+    :class:`_StemChunkCache`, which gives the stems and keeps the runs' ``leads``)."""
+
+    def __init__(self, stem_chunks: _StemChunkCache) -> None:
+        super().__init__()
+        self.stem_chunks = stem_chunks
+        self.vocabulary = Vocabulary()
+        self.vocabulary._ids = self
+
+    def __missing__(self, chunk: str) -> bytes:
+        numbers = array("I", map(self.vocabulary.number, self.stem_chunks[chunk])).tobytes()
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[chunk] = numbers
+        return numbers
+
+
+def _id_lead(ids: _IdChunkCache, piece: str) -> tuple[int, int]:
+    """``_lead`` for ``_speedups.run_ids``, which passes the id cache."""
+    return _lead(ids.stem_chunks, piece)
 
 
 # Characters no word of those patterns starts or ends with (no word character among them).
@@ -325,6 +411,36 @@ def _lead(stem_chunks: _StemChunkCache, piece: str) -> tuple[int, int]:
     return stem_chunks.leads[piece]
 
 
+def _id_cache(plan: _Plan) -> _IdChunkCache | None:
+    """``plan``'s run -> word numbers cache, when its words can come as numbers: its runs'
+    stems are cached (see :func:`_index_words`) and the C loops are built."""
+    if plan.caches is None or not plan.renumber or speedups.active() is None:
+        return None
+    stem_chunks = plan.caches[3]
+    if stem_chunks is None or (plan.drops and plan.minsize < 1):
+        return None
+    if stem_chunks.ids is None:
+        stem_chunks.ids = _IdChunkCache(stem_chunks)
+    return stem_chunks.ids
+
+
+def _vocabulary_of(plan: _Plan) -> Vocabulary | None:
+    ids = _id_cache(plan)
+    return ids.vocabulary if ids is not None else None
+
+
+def _index_ids(plan: _Plan, value: str) -> IndexWords | None:
+    """:func:`_index_words` with the words as their numbers in ``plan``'s
+    :class:`Vocabulary`; None where they cannot come so."""
+    ids = _id_cache(plan)
+    compiled = speedups.active()
+    if ids is None or compiled is None:
+        return None
+    found, first = compiled.run_ids(value, ids, ids.stem_chunks.leads, _EDGE_PUNCTUATION, _id_lead)
+    count = len(found) // 4
+    return IndexWords(None, range(first, first + count), plan=plan, text=value, ids=found)
+
+
 def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
     """:func:`_index_words` word by word, as :meth:`FastAnalyzer._bulk` does it."""
     if value.isascii() and plan.ascii_lower_identity:
@@ -396,6 +512,19 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         if plan is None:
             return None
         return _index_words(plan, value)
+
+    def index_ids(self, value: str) -> IndexWords | None:
+        """:meth:`index_words` with the words as their numbers in :meth:`vocabulary`
+        (``ids``; ``stems`` worked out when asked): or None where they cannot come so."""
+        plan = self._plan
+        if plan is None:
+            return None
+        return _index_ids(plan, value)
+
+    def vocabulary(self) -> Vocabulary | None:
+        """The numbering of :meth:`index_ids`, shared by analyzers of equal chains."""
+        plan = self._plan
+        return _vocabulary_of(plan) if plan is not None else None
 
     def index_key(self) -> tuple[int, bool] | None:
         """Equal for analyzers whose :meth:`index_words` are the same for every text (they

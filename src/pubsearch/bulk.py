@@ -65,7 +65,7 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from pubsearch import collector, speedups, storage
-from pubsearch.analysis import FastAnalyzer, IndexWords
+from pubsearch.analysis import FastAnalyzer, IndexWords, Vocabulary
 from pubsearch.schema import CONTENT_PARTS, DEFAULT_FIELD
 
 Doc = dict[str, Any]
@@ -86,6 +86,8 @@ class _FieldPostings:
     term number, docnum, weight, and the size of its value; the values end to end."""
 
     __slots__ = (
+        "_fieldmap",
+        "_mapped",
         "int_weights",
         "numbers",
         "run_counts",
@@ -112,6 +114,19 @@ class _FieldPostings:
         # Whether every weight given was an int: Whoosh keeps a block's highest weight as
         # given, which pickles differently for 1 and 1.0 (spelling words are posted as 1).
         self.int_weights = True
+        # A vocabulary's word numbers -> term number + 1 (see fieldmap).
+        self._fieldmap = bytearray()
+        self._mapped: tuple[Vocabulary, int] | None = None
+
+    def fieldmap(self, vocabulary: Vocabulary) -> bytearray:
+        """The map from ``vocabulary``'s numbers to this field's term numbers, plus one (0:
+        not known yet) that ``_speedups.doc_postings_ids`` reads and fills; started anew
+        for another vocabulary, or the same one numbered anew."""
+        held = self._mapped
+        if held is None or held[0] is not vocabulary or held[1] != vocabulary.generation:
+            self._fieldmap = bytearray()
+            self._mapped = (vocabulary, vocabulary.generation)
+        return self._fieldmap
 
     def add_many(
         self,
@@ -220,6 +235,11 @@ class TermPool:
     def numbers(self, fieldname: str) -> _Numbers:
         """``fieldname``'s term numbers (what ``_speedups.doc_postings`` looks terms up in)."""
         return self._field(fieldname).numbers
+
+    def fieldmap(self, fieldname: str, vocabulary: Vocabulary) -> bytearray:
+        """``fieldname``'s map from ``vocabulary``'s numbers to its term numbers (see
+        :meth:`_FieldPostings.fieldmap`)."""
+        return self._field(fieldname).fieldmap(vocabulary)
 
     def sorted_fields(self) -> list[tuple[str, _FieldPostings]]:
         return sorted(self._fields.items())
@@ -896,7 +916,8 @@ def _words(spec: _BulkField, text: str, memo: _Memo) -> IndexWords:
     key = (spec.key, text)
     words = memo.get(key)
     if words is None:
-        found = spec.analyzer.index_words(text)
+        # As numbers in the analyzer's vocabulary where it can (stems worked out if asked).
+        found = spec.analyzer.index_ids(text) or spec.analyzer.index_words(text)
         assert found is not None  # _bulk_fields checked
         words = memo[key] = found
     return words
@@ -942,10 +963,14 @@ def _bulk_postings(
     return terms, freqs, values, whole
 
 
-def _stem_lists(spec: _BulkField, value: str, memo: _Memo) -> tuple[list[list[str]], int] | None:
+def _stem_lists(
+    spec: _BulkField, value: str, memo: _Memo
+) -> tuple[list[list[str]] | bytes, int] | None:
     """For ``_speedups.doc_postings``: the stems of ``value`` (in lists, line by line for
     a frequency field that splits at spaces) and the first word's position; None where
-    the positions are not consecutive (:func:`_bulk_postings` then)."""
+    the positions are not consecutive (:func:`_bulk_postings` then). For positions, the
+    words' numbers in the analyzer's vocabulary instead where they came so (for
+    ``_speedups.doc_postings_ids``)."""
     if not spec.positions:
         if spec.by_lines and "\n" in value:
             return [_words(spec, line, memo).stems for line in value.split("\n")], 0
@@ -954,6 +979,8 @@ def _stem_lists(spec: _BulkField, value: str, memo: _Memo) -> tuple[list[list[st
     positions = words.positions
     if type(positions) is not range or positions.step != 1:
         return None
+    if words.ids is not None:
+        return words.ids, positions.start
     return [words.stems], positions.start
 
 
@@ -1125,6 +1152,10 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
         self.pool: TermPool = TermPool()
         self._lengths = _Lengths()
         self._bulk = _bulk_fields(self.schema)
+        for spec in self._bulk.values():  # numbered anew past its limit, between segments
+            vocabulary = spec.analyzer.vocabulary()
+            if vocabulary is not None:
+                vocabulary.trim()
         self._derivation = _derivation(self._bulk)
         self._derived_docs = array("I")  # documents whose derived field is made at flush
         self._plans: dict[str, _FieldPlan] = {}
@@ -1185,7 +1216,7 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                     # Its postings come from its parts' when the segment is written.
                     if spec.scorable:
                         for name, times in derived.parts:
-                            length += len(_words(spec, fields[name], memo).stems) * times
+                            length += len(_words(spec, fields[name], memo)) * times
                 elif plan.indexed:
                     boost_key = plan.boost_key
                     fieldboost = float(fields[boost_key]) if boost_key in fields else docboost
@@ -1193,14 +1224,28 @@ class BulkWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any to mypy
                     if found is not None:
                         assert spec is not None and compiled is not None
                         stem_lists, first = found
-                        encoded = compiled.doc_postings(
-                            self.pool.numbers(fieldname),
-                            stem_lists,
-                            first,
-                            spec.positions,
-                            spec.field_boost,
-                            fieldboost,
-                        )
+                        vocabulary = spec.analyzer.vocabulary()
+                        if isinstance(stem_lists, bytes) and vocabulary is not None:
+                            encoded = compiled.doc_postings_ids(
+                                self.pool.numbers(fieldname),
+                                self.pool.fieldmap(fieldname, vocabulary),
+                                vocabulary.stems,
+                                stem_lists,
+                                first,
+                                spec.positions,
+                                spec.field_boost,
+                                fieldboost,
+                            )
+                        else:
+                            assert not isinstance(stem_lists, bytes)
+                            encoded = compiled.doc_postings(
+                                self.pool.numbers(fieldname),
+                                stem_lists,
+                                first,
+                                spec.positions,
+                                spec.field_boost,
+                                fieldboost,
+                            )
                         *_, count, words_count, last_value = encoded
                         if spec.scorable:
                             length = words_count
