@@ -38,6 +38,7 @@ import pickle
 import queue
 import re
 import struct
+import sys
 import threading
 from array import array
 from collections import Counter
@@ -1537,6 +1538,14 @@ def _worker(
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
+    # Its files are written and closed: once the results are through, the process ends
+    # without the interpreter's teardown, which would free its caches object by object
+    # (0.2 s at 25,000 records a worker, while the build goes on).
+    results.close()
+    results.join_thread()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _exit_with_parent() -> None:
