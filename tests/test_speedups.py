@@ -392,12 +392,12 @@ def test_run_stems_refuses_a_cache_of_the_wrong_kind() -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=_TEXT, clear=st.sampled_from(["nothing", "runs", "vocabulary"]))
+@given(text=_TEXT, clear=st.sampled_from(["nothing", "runs", "leads", "vocabulary"]))
 def test_run_ids_are_the_stems_numbered(text: str, clear: str) -> None:
     """index_ids gives index_words's stems as their numbers in the chain's vocabulary
-    (each stem its own number), with the same positions; also after the runs' caches
-    were cleared (then the C code asks the Python for a run's lead) or the vocabulary
-    numbered anew."""
+    (each stem its own number), with the same positions; also after the runs' cache was
+    cleared, or only its leads (then the C code asks the Python for a run's lead), or the
+    vocabulary numbered anew."""
     analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
     vocabulary = analyzer.vocabulary()
     assert vocabulary is not None
@@ -406,9 +406,9 @@ def test_run_ids_are_the_stems_numbered(text: str, clear: str) -> None:
     stem_chunks = plan.caches[3]
     assert stem_chunks is not None and stem_chunks.ids is not None
     if clear == "runs":
-        stem_chunks.clear()
-        stem_chunks.leads.clear()
-        stem_chunks.ids.clear()
+        stem_chunks.ids.clear()  # a lead gone, its run's numbers too
+    elif clear == "leads":
+        stem_chunks.ids.leads.clear()  # a lead gone while its run's numbers stay
     elif clear == "vocabulary":
         generation, numbered = vocabulary.generation, bool(vocabulary.stems)
         vocabulary.trim(limit=0)

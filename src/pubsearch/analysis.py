@@ -161,17 +161,13 @@ class Vocabulary:
     __slots__ = ("_ids", "generation", "numbers", "stems")
 
     def __init__(self) -> None:
-        self.numbers: dict[str, int] = {}
         self.stems: list[str] = []
+        self.numbers = _Numbering(self.stems)
         self.generation = 0
         self._ids: _IdChunkCache | None = None
 
     def number(self, stem: str) -> int:
-        found = self.numbers.get(stem)
-        if found is None:
-            found = self.numbers[stem] = len(self.stems)
-            self.stems.append(stem)
-        return found
+        return self.numbers[stem]
 
     def stems_of(self, ids: bytes) -> list[str]:
         return list(map(self.stems.__getitem__, array("I", ids)))
@@ -184,7 +180,21 @@ class Vocabulary:
             self.stems.clear()
             if self._ids is not None:
                 self._ids.clear()
+                self._ids.leads.clear()
             self.generation += 1
+
+
+class _Numbering(dict[str, int]):
+    """A stem -> its number: the next one (appending it to ``stems``) for a new stem."""
+
+    def __init__(self, stems: list[str]) -> None:
+        super().__init__()
+        self._stems = stems
+
+    def __missing__(self, stem: str) -> int:
+        number = self[stem] = len(self._stems)
+        self._stems.append(stem)
+        return number
 
 
 # Words remembered by each kind of chain (see _WordCaches), past which a cache starts anew.
@@ -219,13 +229,23 @@ class _FoldCache(dict[str, str]):
 class _StemCache(dict[str, str]):
     """A folded word -> its stem."""
 
-    def __init__(self, plan: _Plan) -> None:
+    def __init__(self, plan: _Plan, stem_lang: str | None) -> None:
         super().__init__()
         self._plan = plan
+        self._stem_word = None
+        if stem_lang is not None:
+            import Stemmer
+
+            # A stemmer of its own, without PyStemmer's cache: every word asked here is new
+            # to it, and a full cache sorted itself to make room (1.93 against 0.61 µs a word).
+            stemmer = Stemmer.Stemmer(stem_lang)
+            stemmer.maxCacheSize = 0
+            self._stem_word = stemmer.stemWord
 
     def __missing__(self, word: str) -> str:
         plan = self._plan
-        stem: str = word if word in plan.ignore else plan.stemmer.stemWord(word)
+        stem_word = self._stem_word or plan.stemmer.stemWord
+        stem: str = word if word in plan.ignore else stem_word(word)
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[word] = stem
@@ -278,26 +298,41 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
 
 
 class _IdChunkCache(dict[str, bytes]):
-    """A run of non-space characters -> its stems' numbers in ``vocabulary`` (see
-    :class:`_StemChunkCache`, which gives the stems and keeps the runs' ``leads``)."""
+    """A run of non-space characters -> its stems' numbers in ``vocabulary``; and in
+    ``leads``, the run -> its number of words and the index of its first kept word (-1
+    for none). What :class:`_StemChunkCache` gives, numbered, from the same word caches."""
 
-    def __init__(self, stem_chunks: _StemChunkCache) -> None:
+    def __init__(self, plan: _Plan) -> None:
         super().__init__()
-        self.stem_chunks = stem_chunks
+        assert plan.caches is not None
+        folds, stems, chunks, _ = plan.caches
+        assert chunks is not None  # runs are cached for this chain
+        self._fold = folds.__getitem__
+        self._stem = stems.__getitem__
+        self._findall = chunks.findall
         self.vocabulary = Vocabulary()
         self.vocabulary._ids = self
+        self._number = self.vocabulary.numbers.__getitem__
+        self.leads: dict[str, tuple[int, int]] = {}
 
     def __missing__(self, chunk: str) -> bytes:
-        numbers = array("I", map(self.vocabulary.number, self.stem_chunks[chunk])).tobytes()
+        folded = tuple(map(self._fold, self._findall(chunk)))
+        kept = [w for w in folded if w]
+        numbers = array("I", map(self._number, map(self._stem, kept))).tobytes()
         if len(self) >= _CACHE_LIMIT:
             self.clear()
+            self.leads.clear()
         self[chunk] = numbers
+        self.leads[chunk] = (len(folded), folded.index(kept[0]) if kept else -1)
         return numbers
 
 
 def _id_lead(ids: _IdChunkCache, piece: str) -> tuple[int, int]:
-    """``_lead`` for ``_speedups.run_ids``, which passes the id cache."""
-    return _lead(ids.stem_chunks, piece)
+    """``ids.leads[piece]`` for ``_speedups.run_ids``, once more after ``ids`` was cleared
+    meanwhile."""
+    ids.pop(piece, None)
+    ids[piece]  # noqa: B018  # computes both
+    return ids.leads[piece]
 
 
 # Characters no word of those patterns starts or ends with (no word character among them).
@@ -331,7 +366,7 @@ def _caches_for(plan: _Plan, stem_lang: str | None) -> _WordCaches:
         space_free = plan.pattern.pattern in _SPACE_FREE_PATTERNS and not (
             plan.pattern.flags & re.VERBOSE
         )
-        stems = _StemCache(plan)
+        stems = _StemCache(plan, stem_lang)
         chunks = _ChunkCache(plan, folds) if space_free else None
         stem_chunks = (
             _StemChunkCache(chunks, stems)
@@ -420,7 +455,7 @@ def _id_cache(plan: _Plan) -> _IdChunkCache | None:
     if stem_chunks is None or (plan.drops and plan.minsize < 1):
         return None
     if stem_chunks.ids is None:
-        stem_chunks.ids = _IdChunkCache(stem_chunks)
+        stem_chunks.ids = _IdChunkCache(plan)
     return stem_chunks.ids
 
 
@@ -436,7 +471,7 @@ def _index_ids(plan: _Plan, value: str) -> IndexWords | None:
     compiled = speedups.active()
     if ids is None or compiled is None:
         return None
-    found, first = compiled.run_ids(value, ids, ids.stem_chunks.leads, _EDGE_PUNCTUATION, _id_lead)
+    found, first = compiled.run_ids(value, ids, ids.leads, _EDGE_PUNCTUATION, _id_lead)
     count = len(found) // 4
     return IndexWords(None, range(first, first + count), plan=plan, text=value, ids=found)
 
