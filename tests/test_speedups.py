@@ -14,6 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from whoosh import formats
+from whoosh.analysis import StopFilter as WhooshStopFilter
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
 from pubsearch import analysis, bulk, masks, speedups
@@ -391,14 +392,25 @@ def test_run_stems_refuses_a_cache_of_the_wrong_kind() -> None:
     assert compiled.run_stems("(a) b", {"a": ("x",), "b": ("y",)}, {}, "()", lambda c, p: (1, 0))
 
 
+def _stopping_chain() -> list[Any]:
+    """The schema's text chain with English stop words (and their minimum size) dropped."""
+    tokenizer, lower, charset, _, stemmer = build_schema()["abstract"].analyzer.items
+    return [tokenizer, lower, charset, WhooshStopFilter(), stemmer]
+
+
 @settings(max_examples=400, deadline=None)
-@given(text=_TEXT, clear=st.sampled_from(["nothing", "runs", "leads", "vocabulary"]))
-def test_run_ids_are_the_stems_numbered(text: str, clear: str) -> None:
+@given(
+    text=_TEXT,
+    clear=st.sampled_from(["nothing", "runs", "leads", "vocabulary"]),
+    stop_words=st.booleans(),
+)
+def test_run_ids_are_the_stems_numbered(text: str, clear: str, stop_words: bool) -> None:
     """index_ids gives index_words's stems as their numbers in the chain's vocabulary
     (each stem its own number), with the same positions; also after the runs' cache was
     cleared, or only its leads (then the C code asks the Python for a run's lead), or the
     vocabulary numbered anew."""
-    analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
+    items = _stopping_chain() if stop_words else build_schema()["abstract"].analyzer.items
+    analyzer = analysis.FastAnalyzer(*items)
     vocabulary = analyzer.vocabulary()
     assert vocabulary is not None
     plan = analyzer._plan

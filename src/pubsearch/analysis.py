@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
@@ -139,6 +139,15 @@ class IndexWords:
         if self._unstemmed is None:
             plan = self._plan
             assert plan is not None and plan.caches is not None
+            compiled = speedups.active()
+            ids = _id_cache(plan) if self.ids is not None else None
+            if ids is not None and compiled is not None:
+                # Run by run in C, as the numbers came: each run's kept words, folded.
+                found: list[str] = compiled.run_stems(
+                    self._text, ids.kept, {}, _EDGE_PUNCTUATION, _any_lead
+                )[0]
+                self._unstemmed = found
+                return found
             chunks = plan.caches[2]
             assert chunks is not None  # made by _index_words from the runs' caches
             # The kept words are the non-empty folded ones (the stop filter drops words).
@@ -314,6 +323,8 @@ class _IdChunkCache(dict[str, bytes]):
         self.vocabulary._ids = self
         self._number = self.vocabulary.numbers.__getitem__
         self.leads: dict[str, tuple[int, int]] = {}
+        # A run -> its kept words, folded and not stemmed (what spelling keeps of a title).
+        self.kept = _KeptCache(folds, chunks.findall)
 
     def __missing__(self, chunk: str) -> bytes:
         folded = tuple(map(self._fold, self._findall(chunk)))
@@ -325,6 +336,27 @@ class _IdChunkCache(dict[str, bytes]):
         self[chunk] = numbers
         self.leads[chunk] = (len(folded), folded.index(kept[0]) if kept else -1)
         return numbers
+
+
+class _KeptCache(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> its kept words, folded (not stemmed)."""
+
+    def __init__(self, folds: _FoldCache, findall: Callable[[str], list[str]]) -> None:
+        super().__init__()
+        self._fold = folds.__getitem__
+        self._findall = findall
+
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        kept = tuple(filter(None, map(self._fold, self._findall(chunk))))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[chunk] = kept
+        return kept
+
+
+def _any_lead(cache: object, piece: str) -> tuple[int, int]:
+    """A lead for ``_speedups.run_stems`` when its first position is not wanted."""
+    return 0, 0
 
 
 def _id_lead(ids: _IdChunkCache, piece: str) -> tuple[int, int]:
