@@ -345,11 +345,13 @@ _PIECES += [
 _TEXT = st.lists(st.sampled_from([*_PIECES, "u.s", "1.2", "models"]), max_size=40).map("".join)
 
 
-def _index_words(text: str, in_c: bool) -> tuple[list[str], list[int], list[str]]:
+def _index_words(
+    text: str, in_c: bool, field: str = "abstract"
+) -> tuple[list[str], list[int], list[str]]:
     saved = speedups.enabled
     speedups.enabled = in_c
     try:
-        analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
+        analyzer = analysis.FastAnalyzer(*build_schema()[field].analyzer.items)
         words = analyzer.index_words(text)
         assert words is not None
         return words.stems, list(words.positions), words.unstemmed()
@@ -378,6 +380,27 @@ def test_run_stems_are_the_python_stems(text: str, clear: bool) -> None:
                 stem_chunks.leads.clear()  # a lead gone while its run's stems stay
     assert in_c == _index_words(text, False) == _index_words(text, True)
     chain = CompositeAnalyzer(*build_schema()["abstract"].analyzer.items)
+    tokens = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
+    assert list(zip(in_c[0], in_c[1], strict=True)) == tokens
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, clear=st.booleans())
+def test_names_run_by_run_are_the_python_words(text: str, clear: bool) -> None:
+    """A chain that keeps every word (author names: no stop filter, no stemming) takes
+    its words run by run in C too: the same words and positions as the Python and the
+    chain, also after its caches were cleared."""
+    if clear:
+        for cache in analysis._CACHES.values():
+            chunks = cache[2]
+            if chunks is not None:
+                chunks.runs.clear()
+    in_c = _index_words(text, True, "author")
+    plan = analysis.FastAnalyzer(*build_schema()["author"].analyzer.items)._plan
+    assert plan is not None and plan.caches is not None and plan.caches[2] is not None
+    assert bool(plan.caches[2].runs) or not in_c[0]  # the C path ran
+    assert in_c == _index_words(text, False, "author")
+    chain = CompositeAnalyzer(*build_schema()["author"].analyzer.items)
     tokens = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
     assert list(zip(in_c[0], in_c[1], strict=True)) == tokens
 
