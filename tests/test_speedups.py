@@ -467,3 +467,15 @@ def test_run_ids_refuses_a_cache_of_the_wrong_kind() -> None:
     two = array("I", [3, 4]).tobytes()
     found = compiled.run_ids("(a) b", {"a": two, "b": two[:4]}, {}, "()", lambda c, p: (1, 0))
     assert found == (two + two[:4], 0)
+
+
+def test_numbered_words_refuse_a_vocabulary_numbered_anew() -> None:
+    analyzer = analysis.FastAnalyzer(*build_schema()["abstract"].analyzer.items)
+    vocabulary = analyzer.vocabulary()
+    words = analyzer.index_ids("Models of models")
+    assert words is not None and vocabulary is not None
+    vocabulary.trim(limit=0)
+    with pytest.raises(RuntimeError, match="numbered anew"):
+        words.stems  # noqa: B018
+    again = analyzer.index_ids("Models of models")
+    assert again is not None and again.stems == ["model", "of", "model"]

@@ -103,7 +103,7 @@ class IndexWords:
     chain's :class:`Vocabulary` (``ids``: 4-byte unsigned integers in the machine's order)
     and ``stems`` is worked out from them when asked."""
 
-    __slots__ = ("_plan", "_stems", "_text", "_unstemmed", "ids", "positions")
+    __slots__ = ("_numbered", "_plan", "_stems", "_text", "_unstemmed", "ids", "positions")
 
     def __init__(
         self,
@@ -113,8 +113,11 @@ class IndexWords:
         plan: _Plan | None = None,
         text: str = "",
         ids: bytes | None = None,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
-        assert stems is not None or (ids is not None and plan is not None)
+        assert stems is not None or (ids is not None and vocabulary is not None)
+        # The vocabulary the numbers are in, and its generation (they mean nothing after).
+        self._numbered = (vocabulary, vocabulary.generation) if vocabulary is not None else None
         self._stems = stems
         self.positions = positions
         self._unstemmed = unstemmed
@@ -125,9 +128,10 @@ class IndexWords:
     @property
     def stems(self) -> list[str]:
         if self._stems is None:
-            assert self.ids is not None and self._plan is not None
-            vocabulary = _vocabulary_of(self._plan)
-            assert vocabulary is not None
+            assert self.ids is not None and self._numbered is not None
+            vocabulary, generation = self._numbered
+            if vocabulary.generation != generation:
+                raise RuntimeError("the words' vocabulary was numbered anew since")
             self._stems = vocabulary.stems_of(self.ids)
         return self._stems
 
@@ -518,7 +522,14 @@ def _index_ids(plan: _Plan, value: str) -> IndexWords | None:
         return None
     found, first = compiled.run_ids(value, ids, ids.leads, _EDGE_PUNCTUATION, _id_lead)
     count = len(found) // 4
-    return IndexWords(None, range(first, first + count), plan=plan, text=value, ids=found)
+    return IndexWords(
+        None,
+        range(first, first + count),
+        plan=plan,
+        text=value,
+        ids=found,
+        vocabulary=ids.vocabulary,
+    )
 
 
 def _index_words_plain(plan: _Plan, value: str) -> IndexWords:
