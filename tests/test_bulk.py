@@ -69,14 +69,20 @@ def _plain_build(path: Path, docs: list[dict[str, Any]]) -> None:
     ix.close()
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> None:
-    docs = _docs()
+def _whoosh_built_and_empty(tmp_path: Path, docs: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """An index of ``docs`` built by Whoosh's own writer, and an empty one beside it."""
     plain, fast = tmp_path / "plain", tmp_path / "fast"
     plain.mkdir()
     fast.mkdir()
     _plain_build(plain, docs)
     storage.create_index(fast).close()
+    return plain, fast
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> None:
+    docs = _docs()
+    plain, fast = _whoosh_built_and_empty(tmp_path, docs)
     count = bulk.write_documents(
         fast, iter(docs), workers=workers, docs_per_segment=70, parallel_threshold=100
     )
@@ -95,11 +101,7 @@ def test_words_numbered_anew_between_segments_give_the_same_postings(
     assert vocabulary is not None
     generation = vocabulary.generation
     docs = _docs()
-    plain, fast = tmp_path / "plain", tmp_path / "fast"
-    plain.mkdir()
-    fast.mkdir()
-    _plain_build(plain, docs)
-    storage.create_index(fast).close()
+    plain, fast = _whoosh_built_and_empty(tmp_path, docs)
     bulk.write_documents(fast, iter(docs), workers=1, docs_per_segment=70)
     assert vocabulary.generation >= generation + 4  # 300 documents: 5 segments
     assert _postings(fast) == _postings(plain)
