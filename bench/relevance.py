@@ -1,48 +1,99 @@
-"""Relevance benchmark: pubsearch's ranking on a BEIR test collection (default: SciFact).
+"""Ranking quality: pubsearch beside a reference BM25 on test collections, in one run.
 
-A script, not a test. It indexes the collection's ``corpus.jsonl`` into a temporary index
-with pubsearch's own reader, analyzers and scoring, searches the queries of each split
-exactly as ``pubsearch batch`` does (same module, same SearchService), writes TREC runs,
-and prints nDCG@10, Recall@100 and MRR@10 computed by ir-measures (pytrec_eval underneath)
-next to published BM25 figures.
+A script, not a test. For each collection it indexes ``corpus.jsonl`` with pubsearch's own
+reader, analyzers and scoring, searches the judged queries exactly as ``pubsearch batch``
+does (same module, same SearchService), and scores the runs with ir-measures (pytrec_eval
+underneath): nDCG@10, Recall@100 and MRR@10. Beside it, in the same run and on the same
+queries, bm25s ranks the same records with title and text as one field (Snowball stems,
+English stop words) at its own default parameters (k1 1.5, b 0.75) and at Lucene's (k1
+1.2, b 0.75); the ratio is pubsearch's nDCG@10 over the better of the two.
+
+A collection is a directory with ``corpus.jsonl`` (``{"_id", "title", "text"}``), the
+queries (``queries.jsonl`` as BEIR's, or ``queries.tsv``: ``id<TAB>text``) and the
+judgments (``qrels.tsv``, or ``qrels/SPLIT.tsv``), named on the command line as
+``DIR`` or ``DIR:SPLIT``. The default is SciFact's train and test splits and the three
+classic collections of ``../shared/data``::
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python bench/relevance.py                       # ../shared/data/scifact
-    .venv/bin/python bench/relevance.py --split train         # what ranking was tuned on
-    .venv/bin/python bench/relevance.py --data /path/to/beir/nfcorpus --index /tmp/nf-ix
+    .venv/bin/python bench/relevance.py                         # all five
+    .venv/bin/python bench/relevance.py scifact:train cranfield npl adi  # tuning set
+    .venv/bin/python bench/relevance.py /data/beir/nfcorpus:test
 
-Tune on ``train`` only; ``test`` is for reporting. The data is not part of the project
-(SciFact is CC BY-NC): it is read where it lies.
+Tune on the development collections and SciFact's train split; run SciFact's test split
+once, after choosing. ``--save FILE`` keeps each query's nDCG@10; ``--compare FILE`` sets
+this run beside a saved one with a paired randomization test per collection and over the
+pooled queries (the decision rule: a change must win on the pooled queries and not lose on
+any collection by more than noise). The data is read where it lies, never copied into the
+project (SciFact is CC BY-NC; the classic collections state no licence).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import bm25s
 import ir_measures
+import Stemmer
 from ir_measures import RR, R, nDCG
 
 from pubsearch import batch
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchService
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "scifact"
-MEASURES = {"nDCG@10": nDCG @ 10, "Recall@100": R @ 100, "MRR@10": RR @ 10}
+SHARED = REPO.parent / "shared" / "data"
+DEFAULT_COLLECTIONS = ["scifact:train", "scifact:test", "cranfield", "npl", "adi"]
+MEASURES = {"nDCG@10": nDCG @ 10, "R@100": R @ 100, "MRR@10": RR @ 10}
+HITS = 100
+# bm25s's own defaults, and Lucene's BM25Similarity.
+REFERENCES = {"bm25s": (1.5, 0.75), "bm25s-lucene": (1.2, 0.75)}
+PERMUTATIONS = 10_000
 
-# Published BM25 on SciFact's test split (nDCG@10 only).
-PUBLISHED = [
-    ("BM25, BEIR paper (Elasticsearch)", 0.665),
-    ("BM25, Anserini multifield", 0.6647),
-    ("BM25, Anserini, title and text as one field", 0.6789),
-]
+
+@dataclass
+class Collection:
+    name: str
+    directory: Path
+    queries: Path
+    qrels: Path
+
+
+@dataclass
+class Scores:
+    """Each measure's mean, and each query's nDCG@10."""
+
+    means: dict[str, float]
+    per_query: dict[str, float]
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+
+
+def collection(spec: str) -> Collection:
+    """``NAME`` (scifact, cranfield, npl, adi: under ../shared/data), ``DIR``, or either
+    with ``:SPLIT``."""
+    where, _, split = spec.partition(":")
+    directory = Path(where)
+    if not directory.is_dir():
+        directory = SHARED / where if (SHARED / where).is_dir() else SHARED / "classic" / where
+    if not (directory / "corpus.jsonl").is_file():
+        raise SystemExit(f"{spec}: no corpus.jsonl in {directory}")
+    queries = directory / "queries.jsonl"
+    if not queries.is_file():
+        queries = directory / "queries.tsv"
+    qrels = directory / "qrels" / f"{split}.tsv" if split else directory / "qrels.tsv"
+    if not queries.is_file() or not qrels.is_file():
+        raise SystemExit(f"{spec}: expected queries.jsonl or .tsv and {qrels.name} in {directory}")
+    name = directory.name + (f":{split}" if split else "")
+    return Collection(name, directory, queries, qrels)
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -51,112 +102,197 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     with path.open(encoding="utf-8") as stream:
         for number, line in enumerate(stream, start=1):
             parts = line.rstrip("\n").split("\t")
-            if number == 1 and not parts[-1].strip().lstrip("-").isdigit():
-                continue
-            if len(parts) < 3:
+            if len(parts) < 3 or (number == 1 and not parts[-1].strip().lstrip("-").isdigit()):
                 continue
             qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     return qrels
 
 
-def build(data: Path, index_dir: Path) -> float:
-    """Index ``data/corpus.jsonl`` as ``pubsearch index`` would; returns the seconds taken."""
-    started = time.perf_counter()
-    report = ReadReport()
-    summary = build_index(index_dir, read_paths([data / "corpus.jsonl"], report))
-    took = time.perf_counter() - started
-    print(
-        f"indexed {summary.indexed:,} records ({summary.duplicates_merged} merged, "
-        f"{len(report.problems)} skipped) in {took:.1f} s",
-        file=sys.stderr,
-    )
-    return took
+def read_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """Ids and texts (title and text as one field) of a corpus, for the reference."""
+    ids, texts = [], []
+    with path.open(encoding="utf-8") as stream:
+        for line in stream:
+            doc = json.loads(line)
+            ids.append(str(doc["_id"]))
+            texts.append(f"{doc.get('title') or ''} {doc.get('text') or ''}")
+    return ids, texts
 
 
-def timed_run(
-    service: SearchService, queries: list[batch.BatchQuery], hits: int, latencies: list[float]
-) -> Iterator[str]:
-    """``batch.run`` one query at a time, noting how long each took."""
-    for query in queries:
-        started = time.perf_counter()
-        lines = list(batch.run(service, [query], hits=hits))
-        latencies.append(time.perf_counter() - started)
-        yield from lines
-
-
-def evaluate(
-    service: SearchService, data: Path, split: str, hits: int, runs: Path
-) -> dict[str, float]:
-    qrels = read_qrels(data / "qrels" / f"{split}.tsv")
-    queries = [q for q in batch.read_queries(data / "queries.jsonl") if q.id in qrels]
-    latencies: list[float] = []
-    run_file = runs / f"pubsearch-{data.name}-{split}.run"
-    with run_file.open("w", encoding="utf-8") as out:
-        for line in timed_run(service, queries, hits, latencies):
-            out.write(line + "\n")
-    run = list(ir_measures.read_trec_run(str(run_file)))
+def measured(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], queries: Iterable[str]
+) -> Scores:
+    """The measures of ``run`` (query -> doc -> score); a query without hits scores 0."""
     qrel_list = [
-        ir_measures.Qrel(qid, doc, rel) for qid, docs in qrels.items() for doc, rel in docs.items()
+        ir_measures.Qrel(q, d, rel) for q, docs in qrels.items() for d, rel in docs.items()
     ]
-    scores = ir_measures.calc_aggregate(list(MEASURES.values()), qrel_list, run)
-    out_scores = {name: float(scores[measure]) for name, measure in MEASURES.items()}
-    latencies.sort()
-    out_scores["queries"] = len(queries)
-    out_scores["p50 ms"] = statistics.median(latencies) * 1000
-    out_scores["p95 ms"] = latencies[int(0.95 * (len(latencies) - 1))] * 1000
-    print(f"{split}: run written to {run_file}", file=sys.stderr)
-    return out_scores
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    per_measure: dict[str, dict[str, float]] = {name: {} for name in MEASURES}
+    names = {measure: name for name, measure in MEASURES.items()}
+    for metric in ir_measures.iter_calc(list(MEASURES.values()), qrel_list, scored):
+        per_measure[names[metric.measure]][metric.query_id] = float(metric.value)
+    queries = list(queries)
+    means = {
+        name: statistics.fmean(values.get(q, 0.0) for q in queries)
+        for name, values in per_measure.items()
+    }
+    return Scores(means, {q: per_measure["nDCG@10"].get(q, 0.0) for q in queries})
 
 
-def print_table(name: str, results: dict[str, dict[str, float]]) -> None:
-    print(f"\n{name}: pubsearch vs published BM25\n")
-    print(f"| system | split | queries | {' | '.join(MEASURES)} | p50 / p95 ms per query |")
-    print("|---|---|---:|" + "---:|" * len(MEASURES) + "---:|")
-    for split, scores in results.items():
-        cells = " | ".join(f"{scores[m]:.4f}" for m in MEASURES)
+def pubsearch_scores(
+    coll: Collection, index_dir: Path, queries: list[batch.BatchQuery], qrels: dict
+) -> Scores:
+    run: dict[str, dict[str, float]] = {}
+    started = time.perf_counter()
+    for query_run in batch.run_in_processes(index_dir, queries, processes=2, hits=HITS):
+        if query_run.error:
+            print(f"error: {query_run.error}", file=sys.stderr)
+        for line in query_run.lines:
+            qid, _, docid, _, score, _ = line.split(" ")
+            run.setdefault(qid, {})[docid] = float(score)
+    scores = measured(qrels, run, (q.id for q in queries))
+    scores.seconds = time.perf_counter() - started
+    return scores
+
+
+def reference_scores(
+    ids: list[str],
+    tokens: object,
+    queries: list[batch.BatchQuery],
+    qrels: dict,
+    k1: float,
+    b: float,
+) -> Scores:
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
+    retriever.index(tokens, show_progress=False)
+    run: dict[str, dict[str, float]] = {}
+    texts = [q.text for q in queries]
+    query_tokens = bm25s.tokenize(
+        texts, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+    )
+    for query, words in zip(queries, query_tokens, strict=True):
+        if not words:
+            continue
+        docs, values = retriever.retrieve([words], k=min(HITS, len(ids)), show_progress=False)
+        run[query.id] = {
+            ids[d]: float(v) for d, v in zip(docs[0].tolist(), values[0].tolist(), strict=True)
+        }
+    return measured(qrels, run, (q.id for q in queries))
+
+
+def randomization_p(differences: list[float], seed: int = 7) -> float:
+    """Two-sided p-value of a paired sign-flip randomization test of the mean difference."""
+    if not differences:
+        return 1.0
+    observed = abs(sum(differences))
+    rng = random.Random(seed)
+    at_least = sum(
+        abs(sum(d if rng.random() < 0.5 else -d for d in differences)) >= observed - 1e-12
+        for _ in range(PERMUTATIONS)
+    )
+    return (at_least + 1) / (PERMUTATIONS + 1)
+
+
+def print_table(rows: list[tuple[Collection, int, Scores, dict[str, Scores]]]) -> None:
+    refs = list(REFERENCES)
+    print(
+        "| collection | queries | pubsearch nDCG@10 | R@100 | MRR@10 | "
+        + " | ".join(f"{r} nDCG@10" for r in refs)
+        + " | ratio | s/query |"
+    )
+    print("|---|---:|---:|---:|---:|" + "---:|" * len(refs) + "---:|---:|")
+    ratios = []
+    for coll, count, ours, theirs in rows:
+        best = max(theirs[r].means["nDCG@10"] for r in refs)
+        ratio = ours.means["nDCG@10"] / best if best else float("nan")
+        if not coll.name.endswith(":test"):
+            ratios.append(ratio)
+        cells = " | ".join(f"{theirs[r].means['nDCG@10']:.4f}" for r in refs)
         print(
-            f"| pubsearch | {split} | {scores['queries']:.0f} | {cells} | "
-            f"{scores['p50 ms']:.0f} / {scores['p95 ms']:.0f} |"
+            f"| {coll.name} | {count} | {ours.means['nDCG@10']:.4f} | {ours.means['R@100']:.4f} "
+            f"| {ours.means['MRR@10']:.4f} | {cells} | {ratio:.3f} | {ours.seconds / count:.3f} |"
         )
-    if name.lower() == "scifact":
-        for system, ndcg in PUBLISHED:
-            print(f"| {system} | test | 300 | {ndcg:.4f} | | | |")
+    if ratios:
+        print(
+            "\nmean ratio over the collections other than test splits: "
+            f"{statistics.fmean(ratios):.3f}"
+        )
+
+
+def print_comparison(
+    rows: list[tuple[Collection, int, Scores, dict[str, Scores]]], saved: dict
+) -> None:
+    print("\n| collection | before | after | difference | better / worse | p (paired) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    pooled: list[float] = []
+    for coll, _, ours, _ in rows:
+        before = saved.get(coll.name)
+        if before is None:
+            continue
+        common = [q for q in ours.per_query if q in before]
+        diffs = [ours.per_query[q] - before[q] for q in common]
+        pooled += diffs
+        print(
+            f"| {coll.name} | {statistics.fmean(before[q] for q in common):.4f} "
+            f"| {statistics.fmean(ours.per_query[q] for q in common):.4f} "
+            f"| {statistics.fmean(diffs):+.4f} | {sum(d > 1e-9 for d in diffs)} / "
+            f"{sum(d < -1e-9 for d in diffs)} | {randomization_p(diffs):.3f} |"
+        )
+    if pooled:
+        print(
+            f"| pooled | | | {statistics.fmean(pooled):+.4f} | {sum(d > 1e-9 for d in pooled)} / "
+            f"{sum(d < -1e-9 for d in pooled)} | {randomization_p(pooled):.3f} |"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="BEIR collection directory."
+        "collections", nargs="*", default=DEFAULT_COLLECTIONS, help="NAME[:SPLIT] or DIR[:SPLIT]"
     )
-    parser.add_argument(
-        "--split",
-        action="append",
-        choices=["train", "dev", "test"],
-        help="Split(s) to evaluate (repeatable). Default: train and test.",
-    )
-    parser.add_argument("--hits", type=int, default=batch.DEFAULT_HITS, help="Hits per query.")
-    parser.add_argument(
-        "--index", type=Path, help="Index directory to reuse (built there when missing)."
-    )
-    parser.add_argument("--runs", type=Path, help="Where to keep the run files. Default: temp.")
+    parser.add_argument("--save", type=Path, help="Write each query's nDCG@10 here (JSON).")
+    parser.add_argument("--compare", type=Path, help="A file written by --save to compare with.")
+    parser.add_argument("--no-reference", action="store_true", help="Skip the bm25s runs.")
     args = parser.parse_args()
 
-    data: Path = args.data
-    if not (data / "corpus.jsonl").is_file() or not (data / "queries.jsonl").is_file():
-        parser.error(f"{data} has no corpus.jsonl and queries.jsonl (a BEIR collection)")
-    splits = args.split or [s for s in ("train", "test") if (data / "qrels" / f"{s}.tsv").exists()]
+    colls = [collection(spec) for spec in args.collections]
+    rows = []
     with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as tmp:
-        index_dir = args.index or Path(tmp) / "index"
-        if not (index_dir / "CURRENT").exists():
-            build(data, index_dir)
-        runs = args.runs or Path(tmp)
-        runs.mkdir(parents=True, exist_ok=True)
-        service = SearchService(index_dir)
-        try:
-            results = {split: evaluate(service, data, split, args.hits, runs) for split in splits}
-        finally:
-            service.close()
-    print_table(data.name.replace("scifact", "SciFact"), results)
+        indexes: dict[Path, Path] = {}
+        tokens_of: dict[Path, tuple[list[str], object]] = {}
+        for coll in colls:
+            qrels = read_qrels(coll.qrels)
+            queries = [q for q in batch.read_queries(coll.queries) if q.id in qrels]
+            if coll.directory not in indexes:
+                index_dir = Path(tmp) / f"index-{len(indexes)}"
+                build_index(index_dir, read_paths([coll.directory / "corpus.jsonl"], ReadReport()))
+                indexes[coll.directory] = index_dir
+            ours = pubsearch_scores(coll, indexes[coll.directory], queries, qrels)
+            theirs: dict[str, Scores] = {}
+            if not args.no_reference:
+                if coll.directory not in tokens_of:
+                    ids, texts = read_corpus(coll.directory / "corpus.jsonl")
+                    tokens = bm25s.tokenize(
+                        texts,
+                        stopwords="en",
+                        stemmer=Stemmer.Stemmer("english"),
+                        show_progress=False,
+                    )
+                    tokens_of[coll.directory] = (ids, tokens)
+                ids, tokens = tokens_of[coll.directory]
+                for name, (k1, b) in REFERENCES.items():
+                    theirs[name] = reference_scores(ids, tokens, queries, qrels, k1, b)
+            else:
+                theirs = {name: Scores({"nDCG@10": 0.0}, {}) for name in REFERENCES}
+            rows.append((coll, len(queries), ours, theirs))
+            print(f"{coll.name}: nDCG@10 {ours.means['nDCG@10']:.4f}", file=sys.stderr)
+    print_table(rows)
+    if args.save:
+        saved = {coll.name: ours.per_query for coll, _, ours, _ in rows}
+        args.save.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    if args.compare:
+        print_comparison(rows, json.loads(args.compare.read_text(encoding="utf-8")))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from pubsearch import batch
 from pubsearch.batch import read_queries
 from pubsearch.cli import main
-from pubsearch.errors import QuerySyntaxError, ReadError
+from pubsearch.errors import ReadError
 
 
 def run(*args: str) -> Result:
@@ -127,25 +127,80 @@ def test_docids_are_the_records_own_ids(tmp_path: Path) -> None:
         ("q1\tbatch\n\nq1\twhale\n", ["queries.txt:3", "repeats", "queries.txt:1"]),
         ('{"_id": "1", "text": "batch"}\n{"_id": "2"\n', ["queries.txt:2", "not JSON"]),
         ('{"_id": "1", "text": "batch"}\n{"text": "whale"}\n', ["queries.txt:2", "query id"]),
-        ('{"_id": "1", "text": ""}\n', ["queries.txt:1", "query text"]),
-        ("a b\tbatch\n", ["queries.txt:1", "white space"]),
-        ("\n\n", ["queries.txt", "no queries"]),
+        (
+            '{"_id": "1", "text": "batch"}\n{"_id": "2", "text": ""}\n',
+            ["queries.txt:2", "query text"],
+        ),
+        ("q1\tbatch\na b\tbatch\n", ["queries.txt:2", "white space"]),
     ],
 )
-def test_bad_query_file_is_one_line_naming_file_and_line(
+def test_a_line_that_is_no_query_is_named_and_the_others_run(
     seed_index: Path, tmp_path: Path, content: str, fragments: list[str]
 ) -> None:
     queries = write(tmp_path / "queries.txt", content)
     result = run("batch", str(queries), "--index", str(seed_index))
-    assert_one_line_error(result, 1, *fragments)
-    assert result.stdout == ""
+    assert result.exit_code == 0, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and all(f in errors[0] for f in fragments), result.stderr
+    summary = result.stderr.splitlines()[-1]
+    assert summary.startswith("searched 1 of 2 queries; 1 failed (")
+    assert summary.endswith(f"{fragments[0]})")
+    assert {row[0] for row in run_rows(result.stdout)} == {"q1" if "\t" in content else "1"}
 
 
-def test_query_that_cannot_be_a_query_is_a_usage_error(seed_index: Path, tmp_path: Path) -> None:
-    queries = write(tmp_path / "queries.tsv", "q1\tbatch\nq2\tfoo:bar training\n")
+@pytest.mark.parametrize(
+    ("content", "fragments"),
+    [
+        ("\n\n", ["queries.txt", "no queries"]),
+        ("no tab here\n", ["queries.txt:1", "id<TAB>text"]),
+    ],
+)
+def test_a_file_without_a_query_fails(
+    seed_index: Path, tmp_path: Path, content: str, fragments: list[str]
+) -> None:
+    queries = write(tmp_path / "queries.txt", content)
     result = run("batch", str(queries), "--index", str(seed_index))
-    assert_one_line_error(result, 2, "queries.tsv:2", "unknown field 'foo'")
+    assert result.exit_code == 1
+    assert all(f in result.stderr for f in fragments), result.stderr
     assert result.stdout == ""
+
+
+def test_a_query_that_cannot_run_is_named_and_the_others_run(
+    seed_index: Path, tmp_path: Path
+) -> None:
+    queries = write(
+        tmp_path / "queries.tsv", "q1\tbatch\nq2\tyear:abc training\nq3\tyear:[2019 TO\n"
+    )
+    result = run("batch", str(queries), "--index", str(seed_index), "--processes", "1")
+    assert result.exit_code == 0, result.output
+    assert {row[0] for row in run_rows(result.stdout)} == {"q1"}
+    errors = result.stderr.splitlines()
+    assert errors[0].startswith("error: ") and "queries.tsv:2" in errors[0]
+    assert "year:abc is not a year" in errors[0]
+    assert "queries.tsv:3" in errors[1] and "not closed" in errors[1]
+    assert errors[-1].startswith("searched 1 of 3 queries; 2 failed (")
+    assert errors[-1].endswith("queries.tsv:3)") and "queries.tsv:2, " in errors[-1]
+
+
+def test_exit_status_is_1_only_when_every_query_failed(seed_index: Path, tmp_path: Path) -> None:
+    queries = write(tmp_path / "queries.tsv", "q1\tyear:abc\nq2\tyear:[2019 TO\n")
+    result = run("batch", str(queries), "--index", str(seed_index))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("searched 0 of 2 queries; 2 failed")
+
+
+def test_plain_text_that_looks_like_syntax_is_searched(seed_index: Path, tmp_path: Path) -> None:
+    queries = write(
+        tmp_path / "queries.tsv",
+        "q1\tthe batch size (the ?large batch effect) .\n"
+        "q2\tpermutation: batch size training: faster?\n"
+        "q3\tfoo:bar batch training *\n",
+    )
+    result = run("batch", str(queries), "--index", str(seed_index))
+    assert result.exit_code == 0, result.output
+    assert {row[0] for row in run_rows(result.stdout)} == {"q1", "q2", "q3"}
+    assert result.stderr.splitlines() == ["searched 3 of 3 queries"]
 
 
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:
@@ -160,10 +215,14 @@ def test_bad_hits_and_missing_index(seed_index: Path, tsv: Path, tmp_path: Path)
     assert_one_line_error(run("batch", str(tsv), "--index", str(tmp_path / "none")), 1)
 
 
-def test_read_queries_checks_syntax_with_file_and_line(tmp_path: Path) -> None:
-    queries = write(tmp_path / "q.tsv", "q1\tyear:[2019 TO\n")
-    with pytest.raises(QuerySyntaxError, match=r"q\.tsv:1: .*unbalanced"):
+def test_read_queries_raises_for_a_line_that_is_no_query_unless_collecting(tmp_path: Path) -> None:
+    queries = write(tmp_path / "q.tsv", "q1\tbatch\nnot a query\nq3\tyear:[2019 TO\n")
+    with pytest.raises(ReadError, match=r"q\.tsv:2: "):
         read_queries(queries)
+    problems: list[str] = []
+    read = read_queries(queries, problems)
+    assert [q.id for q in read] == ["q1", "q3"]  # query text is checked when searched
+    assert len(problems) == 1 and problems[0].startswith(f"{queries}:2: ")
 
 
 def test_batch_has_help() -> None:
@@ -219,7 +278,7 @@ def test_several_processes_really_search(seed_index: Path, tmp_path: Path) -> No
     queries = batch.read_queries(
         write(tmp_path / "q.tsv", "".join(f"q{n}\tbatch size\n" for n in range(32)))
     )
-    runs = batch.run_in_processes(seed_index, queries, processes=3, hits=5)
+    runs = (query_run.lines for query_run in batch.run_in_processes(seed_index, queries, 3, 5))
     first = next(runs)
     workers = multiprocessing.active_children()
     rest = list(runs)
@@ -234,7 +293,7 @@ def test_several_processes_really_search(seed_index: Path, tmp_path: Path) -> No
 def test_a_short_batch_uses_fewer_processes(seed_index: Path, tsv: Path) -> None:
     queries = batch.read_queries(tsv)  # 3 queries: one process, this one
     runs = batch.run_in_processes(seed_index, queries, processes=4, hits=5)
-    assert len(next(runs)) == 5
+    assert len(next(runs).lines) == 5
     assert not multiprocessing.active_children()
     assert len(list(runs)) == 2
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from pubsearch.broadening import nearest_broader, plain_words
-from pubsearch.querying import YearRange
+from pubsearch.broadening import nearest_broader
+from pubsearch.querying import YearRange, bare_words
 from pubsearch.searching import SearchRequest, SearchService
 
 
 def test_plain_words_only_for_queries_without_syntax() -> None:
-    assert plain_words("batch size") == ["batch", "size"]
-    assert plain_words("2D-3D cycle") == ["2D-3D", "cycle"]
-    assert plain_words('"batch size"') is None
-    assert plain_words("title:batch size") is None
-    assert plain_words("batch OR size") is None
-    assert plain_words("") is None
+    assert bare_words("batch size") == ["batch", "size"]
+    assert bare_words("2D-3D cycle") == ["2D-3D", "cycle"]
+    assert bare_words('"batch size"') is None
+    assert bare_words("title:batch size") is None
+    assert bare_words("batch OR size") is None
+    assert bare_words("") is None
 
 
 def test_drops_the_word_that_finds_nothing(service: SearchService) -> None:

@@ -467,7 +467,7 @@ def test_typing_keeps_the_filters_and_a_refused_query_keeps_the_results(
     # Enter shows why, as before.
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    expect(page.locator("body")).to_contain_text("unbalanced")
+    expect(page.locator("body")).to_contain_text("is not closed")
     context.close()
     # Chromium logs each refused load (the fetches, then the page); nothing else.
     assert problems and all("status of 400" in p for p in problems), problems

@@ -156,7 +156,7 @@ def test_bad_records_are_reported_and_skipped() -> None:
     lines = [
         json.dumps(snapshot_object(id="0704.0001")) + "\n",
         json.dumps(snapshot_object(id="not an id")) + "\n",
-        json.dumps(snapshot_object(id="0704.0003", title=" ")) + "\n",
+        json.dumps(snapshot_object(id="0704.0003", title=" ", abstract="")) + "\n",
         "{oops\n",
         json.dumps(snapshot_object(id="0704.0005")) + "\n",
     ]
@@ -165,8 +165,14 @@ def test_bad_records_are_reported_and_skipped() -> None:
     assert [r.id for r in records] == ["0704.0001", "0704.0005"]
     assert [p.where for p in report.problems] == ["s.json:2", "s.json:3", "s.json:4"]
     assert "no arXiv id" in report.problems[0].message
-    assert "no title" in report.problems[1].message
+    assert "neither a title nor an abstract" in report.problems[1].message
     assert "not valid JSON" in report.problems[2].message
+
+
+def test_a_record_without_a_title_is_read_by_its_abstract() -> None:
+    (record,), report = read_objects(snapshot_object(title="", abstract="We find a thing."))
+    assert report.problems == [] and record.title == ""
+    assert record.display_title == "We find a thing"
 
 
 # -- the same paper from two sources merges into one record ------------------------------

@@ -243,17 +243,12 @@ def test_malformed_lines_are_reported_and_the_rest_read() -> None:
         ]
     )
     records, report = read_text(text, "f.jsonl")
-    assert [r.title for r in records] == ["First", "Last"]
-    assert [r.origins for r in records] == [("f.jsonl:1",), ("f.jsonl:8",)]
-    assert [p.where for p in report.problems] == [
-        "f.jsonl:3",
-        "f.jsonl:4",
-        "f.jsonl:5",
-        "f.jsonl:6",
-    ]
+    assert [r.title for r in records] == ["First", "", "Last"]  # untitled, with a text
+    assert [r.origins for r in records] == [("f.jsonl:1",), ("f.jsonl:5",), ("f.jsonl:8",)]
+    assert [p.where for p in report.problems] == ["f.jsonl:3", "f.jsonl:4", "f.jsonl:6"]
     assert "not valid JSON" in report.problems[0].message
     assert "not an object" in report.problems[1].message
-    assert "no title" in report.problems[2].message
+    assert "neither a title nor an abstract" in report.problems[2].message
 
 
 def test_wrongly_typed_field_is_reported_and_ignored() -> None:
@@ -290,12 +285,36 @@ def test_pretty_printed_array() -> None:
 
 
 def test_one_line_array_and_non_object_elements() -> None:
-    records, report = read_text('[{"title": "A"}, 3, {"title": "B"}, {"abstract": "x"}]')
+    records, report = read_text('[{"title": "A"}, 3, {"title": "B"}, {"year": 2020}]')
     assert [r.title for r in records] == ["A", "B"]
     assert [(p.where, p.message) for p in report.problems] == [
         ("mem.jsonl:1", "array element is a JSON number"),
-        ("mem.jsonl:1", "record has no title; skipped"),
+        ("mem.jsonl:1", "record has neither a title nor an abstract or text; skipped"),
     ]
+
+
+def test_records_without_a_title_are_read_by_their_text() -> None:
+    # As in BEIR collections (NPL): an empty title and the text.
+    records, report = read_text(
+        '{"_id": "1", "title": "", "text": "compact memories have flexible capacities a '
+        'digital data storage system with capacity up to bits and random access is described"}\n'
+        '{"_id": "2", "title": "", "text": "compact memories have flexible capacities."}\n'
+    )
+    assert report.problems == []
+    assert [(r.id, r.title) for r in records] == [("1", ""), ("2", "")]
+    assert records[0].display_title == (
+        "compact memories have flexible capacities a digital data storage system with "
+        "capacity \u2026"
+    )
+    assert records[1].display_title == "compact memories have flexible capacities"
+
+
+def test_untitled_records_without_ids_are_told_apart_by_their_text() -> None:
+    records, _ = read_text(
+        '{"abstract": "First text.", "year": 2020}\n{"abstract": "Second text.", "year": 2020}\n'
+    )
+    assert len({r.id for r in records}) == 2
+    assert all(r.id.startswith("a") for r in records)
 
 
 def test_one_object_a_line_array() -> None:

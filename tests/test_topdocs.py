@@ -60,6 +60,16 @@ QUERIES = [
     "year:<2020 OR quantum",
     "year:[2019 TO 2020] -learning",
     "year:1800",
+    "*",
+    "-learning",
+    "NOT model",
+    "learning OR *",
+    "learning AND *",
+    "title:* model",
+    "abstract:*",
+    "subject:* -learning",
+    "year:* graph",
+    "learning -*",
 ]
 
 
@@ -103,7 +113,7 @@ def test_numpy_top_documents_equal_whoosh(searcher, q: str, limit: int) -> None:
         # A pattern (optim*) is scored as the OR of the words it expands to: what Whoosh
         # does on indexes of over 5,000 records; on smaller ones its prefix and wildcard
         # queries give every match the same score.
-        hits = searcher.search(query.simplify(searcher.reader()), limit=None)
+        hits = searcher.search(_simplified(searcher, query), limit=None)
         theirs = [(hit.score, hit.docnum) for hit in hits][:limit]
     assert [d for _, d in ours] == [d for _, d in theirs]
     assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in theirs]
@@ -115,9 +125,15 @@ def _every_match(searcher, query) -> list[tuple[float, int]]:  # type: ignore[no
         excluded = set(searcher.docs_for_query(query.b))
         hits = searcher.search(query.a, limit=None, optimize=False)
         return [(h.score, h.docnum) for h in hits if h.docnum not in excluded]
-    return [
-        (h.score, h.docnum) for h in searcher.search(query.simplify(searcher.reader()), limit=None)
-    ]
+    return [(h.score, h.docnum) for h in searcher.search(_simplified(searcher, query), limit=None)]
+
+
+def _simplified(searcher, query: wq.Query) -> wq.Query:  # type: ignore[no-untyped-def]
+    """``query`` with its patterns expanded, as Whoosh scores them on large indexes; left
+    as it is when it has ``*`` (Whoosh's simplify makes "x OR *" just "*", unscored)."""
+    if any(type(leaf) is wq.Every for leaf in query.leaves()):
+        return query
+    return query.simplify(searcher.reader())
 
 
 @pytest.mark.parametrize("q", [*QUERIES, ""])
@@ -158,7 +174,7 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
 
 @pytest.mark.parametrize(
     "query",
-    [wq.Every(), wq.FuzzyTerm("content", "trainn"), wq.TermRange("title", "a", "c")],
+    [wq.FuzzyTerm("content", "trainn"), wq.TermRange("title", "a", "c")],
 )
 def test_other_queries_are_left_to_whoosh(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
     size = searcher.reader().doc_count_all()

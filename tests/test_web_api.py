@@ -81,6 +81,10 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "pages",
         "took_ms",
         "suggestion",
+        "relaxed",
+        "relaxed_words",
+        "all_words_total",
+        "notices",
         "hits",
         "facets",
     }

@@ -23,10 +23,10 @@ BAD = [
     ("year=2021..2019", "year", "year: range '2021..2019' ends before it starts"),
     ("sort=best", "sort", "sort: must be one of relevance, newest, oldest"),
     ("q=a&q=b", "q", "q: may be given only once"),
-    ("q=foo%3Abar", None, "unknown field 'foo' in query"),
-    ("q=year%3A%5B2020+TO", None, "unbalanced range brackets in query"),
+    ("q=title%3A%5Ba+TO+c%5D", None, "ranges work on year only"),
+    ("q=year%3A%5B2020+TO", None, "the range after year: is not closed"),
     ("q=year%3Aabc", None, "year:abc is not a year"),
-    ("q=" + "x" * 1001, None, "query is 1001 characters long; at most 1000 are allowed"),
+    ("q=" + "x" * 20_001, None, "query is 20,001 characters long; at most 20,000 are allowed"),
 ]
 
 

@@ -7,6 +7,9 @@ Queries come from a file, one a line: TSV (``id<TAB>text``) or JSON lines (``{"_
     qid Q0 docid rank score tag
 
 where ``docid`` is the record's own id (as given by its source file).
+
+A batch keeps going: a line that is not a query, or a query whose text is refused, is
+reported with its file and line and gets no hits; the other queries run.
 """
 
 from __future__ import annotations
@@ -18,15 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pubsearch.errors import (
-    ParameterError,
-    PubsearchError,
-    QuerySyntaxError,
-    ReadError,
-    UsageError,
-)
-from pubsearch.querying import parse_text_query
-from pubsearch.schema import build_schema
+from pubsearch.errors import ParameterError, PubsearchError, ReadError, UsageError
 from pubsearch.searching import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, Hit, SearchRequest, SearchService
 
 DEFAULT_HITS = 100
@@ -44,9 +39,12 @@ class BatchQuery:
     where: str
 
 
-def read_queries(path: Path) -> list[BatchQuery]:
-    """Every query of a TSV or JSON-lines file, checked: a line that is not a query, a
-    repeated id, or text that cannot be a query raises an error naming ``path:line``."""
+def read_queries(path: Path, problems: list[str] | None = None) -> list[BatchQuery]:
+    """Every query of a TSV or JSON-lines file. A line that is not a query (no tab, not
+    JSON, no id or text, an id with white space or one given before) raises a ReadError
+    naming ``path:line``; with ``problems``, it is added there instead (one line each) and
+    the other lines are read. A file with no line at all, or one that is not UTF-8 text,
+    is an error either way."""
     name = str(path)
     numbered: list[tuple[int, str]] = []
     number = 0
@@ -63,21 +61,24 @@ def read_queries(path: Path) -> list[BatchQuery]:
     if not numbered:
         raise ReadError(name, "no queries (expected 'id<TAB>text' or JSON lines with id and text)")
     as_json = numbered[0][1].lstrip().startswith("{")
-    schema = build_schema()
     queries: list[BatchQuery] = []
     seen: dict[str, str] = {}
     for number, line in numbered:
         where = f"{name}:{number}"
-        qid, text = _json_query(line, where) if as_json else _tsv_query(line, where)
-        if _WHITESPACE.search(qid):
-            raise ReadError(where, f"query id {qid!r} contains white space (a run cannot hold it)")
-        if qid in seen:
-            raise ReadError(where, f"query id {qid!r} repeats the one at {seen[qid]}")
-        seen[qid] = where
         try:
-            parse_text_query(text, schema)
-        except QuerySyntaxError as exc:
-            raise QuerySyntaxError(f"{where}: {exc}") from None
+            qid, text = _json_query(line, where) if as_json else _tsv_query(line, where)
+            if _WHITESPACE.search(qid):
+                raise ReadError(
+                    where, f"query id {qid!r} contains white space (a run cannot hold it)"
+                )
+            if qid in seen:
+                raise ReadError(where, f"query id {qid!r} repeats the one at {seen[qid]}")
+        except ReadError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
+        seen[qid] = where
         queries.append(BatchQuery(qid, text, where))
     return queries
 
@@ -141,16 +142,37 @@ def run_lines(
         yield f"{query.id} Q0 {hit.id} {hit.rank} {score:.4f} {tag}"
 
 
+@dataclass(frozen=True)
+class QueryRun:
+    """One query's run lines, or why it could not be searched (``error``: one line that
+    names the query's file and line; then ``lines`` is empty)."""
+
+    query: BatchQuery
+    lines: list[str]
+    error: str | None = None
+
+
+def query_run(
+    service: SearchService, query: BatchQuery, hits: int = DEFAULT_HITS, tag: str = DEFAULT_TAG
+) -> QueryRun:
+    """One query's run. A query that cannot be searched (its text is refused) gives a
+    QueryRun with the reason; any other problem (the index) is raised."""
+    try:
+        return QueryRun(query, list(run_lines(service, query, hits, tag)))
+    except UsageError as exc:
+        return QueryRun(query, [], f"{query.where}: {exc}")
+
+
 def run(
     service: SearchService,
     queries: Iterable[BatchQuery],
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
-) -> Iterator[str]:
-    """The TREC run lines of every query, in the order given."""
+) -> Iterator[QueryRun]:
+    """Every query's run, in the order given."""
     _check_run(hits, tag)
     for query in queries:
-        yield from run_lines(service, query, hits, tag)
+        yield query_run(service, query, hits, tag)
 
 
 def _check_run(hits: int, tag: str) -> None:
@@ -165,11 +187,10 @@ def run_in_processes(
     processes: int,
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
-) -> Iterator[list[str]]:
-    """Each query's run lines (as :func:`run` writes them), in the order given, searched by
-    ``processes`` worker processes that each open the index at ``index_dir``. The lines are
-    the same as :func:`run`'s; only the time differs (SciFact's 1,109 queries on 2 CPUs:
-    110-130 s in one process, 65-75 s in two). A batch of fewer than
+) -> Iterator[QueryRun]:
+    """Each query's run (as :func:`run` gives them), in the order given, searched by
+    ``processes`` worker processes that each open the index at ``index_dir``. The runs
+    are the same as :func:`run`'s; only the time differs. A batch of fewer than
     :data:`MIN_QUERIES_PER_PROCESS` queries a process uses fewer processes (one process
     opening the index costs about as much as a few queries)."""
     _check_run(hits, tag)
@@ -177,8 +198,7 @@ def run_in_processes(
     if processes == 1:
         service = SearchService(index_dir)
         try:
-            for query in queries:
-                yield list(run_lines(service, query, hits, tag))
+            yield from run(service, queries, hits, tag)
         finally:
             service.close()
         return
@@ -186,12 +206,13 @@ def run_in_processes(
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes, initializer=_open_worker, initargs=(index_dir,)) as pool:
         jobs = ((query, hits, tag) for query in queries)
-        for failed, outcome in pool.imap(_worker_lines, jobs, chunksize=4):
-            if failed is None:
+        for failure, outcome in pool.imap(_worker_run, jobs, chunksize=4):
+            if failure is None:
+                assert isinstance(outcome, QueryRun)
                 yield outcome
                 continue
             # The worker's error, raised here as the same kind with the same one line.
-            raise (UsageError if failed else PubsearchError)(outcome[0])
+            raise (UsageError if failure else PubsearchError)(outcome)
 
 
 # The fewest queries worth a process of their own in run_in_processes.
@@ -205,12 +226,13 @@ def _open_worker(index_dir: Path) -> None:
     _worker_service = SearchService(index_dir)
 
 
-def _worker_lines(job: tuple[BatchQuery, int, str]) -> tuple[bool | None, list[str]]:
-    """In a worker: (None, the query's lines), or (whether it is a usage error, [its one
-    line]) when searching failed (errors are sent as text: not every error pickles)."""
+def _worker_run(job: tuple[BatchQuery, int, str]) -> tuple[bool | None, QueryRun | str]:
+    """In a worker: (None, the query's run), or (whether it is a usage error, its one
+    line) when searching failed for another reason than the query (errors are sent as
+    text: not every error pickles)."""
     query, hits, tag = job
     assert _worker_service is not None  # _open_worker ran
     try:
-        return None, list(run_lines(_worker_service, query, hits, tag))
+        return None, query_run(_worker_service, query, hits, tag)
     except PubsearchError as exc:
-        return isinstance(exc, UsageError), [str(exc)]
+        return isinstance(exc, UsageError), str(exc)

@@ -8,15 +8,14 @@ finds anything wins; within a step, the candidate with most hits.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from pubsearch.querying import bare_words
 from pubsearch.searching import SearchRequest
 
-# Word-dropping is only tried for plain words, and for few of them (each is a search).
-_PLAIN_WORD = re.compile(r"[\w][\w\-.']*")
-_OPERATORS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"})
+# Word-dropping is only tried for plain words (querying.bare_words), and for few of them
+# (each is a search).
 MAX_WORDS_TO_DROP = 8
 # Pairs of constraints are given up together only when there are few (each pair is a search).
 MAX_CONSTRAINTS_FOR_PAIRS = 5
@@ -31,18 +30,10 @@ class BroaderSearch:
     change: str
 
 
-def plain_words(q: str) -> list[str] | None:
-    """The words of a query made only of plain words, else None (syntax is left alone)."""
-    words = q.split()
-    if not words or any(w in _OPERATORS or not _PLAIN_WORD.fullmatch(w) for w in words):
-        return None
-    return words
-
-
 def _candidates(request: SearchRequest) -> Iterator[list[tuple[str, SearchRequest]]]:
     """Steps of broader requests, nearest first: each step gives up one more constraint (a
     filter or a word); the last resort is any of the words, without filters."""
-    words = plain_words(request.q) or []
+    words = bare_words(request.q) or []
     droppable_words = words if 1 < len(words) <= MAX_WORDS_TO_DROP else []
     constraints: list[str] = []
     if request.authors:

@@ -392,7 +392,10 @@ def _highlighted(fragment: str) -> str:
 
 
 def _print_hit(hit: Hit) -> None:
-    click.echo(f"{hit.rank:>3}. " + _highlighted(hit.title_html))
+    title = _highlighted(hit.title_html)
+    if hit.untitled:
+        title = click.style("[untitled] ", dim=True) + title
+    click.echo(f"{hit.rank:>3}. " + title)
     meta = [str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
     meta.append(" ".join(hit.subjects))
     meta.append(hit.id)
@@ -404,6 +407,12 @@ def _print_hit(hit: Hit) -> None:
 
 def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
     req = results.request
+    for notice in results.notices:
+        click.echo(click.style(f"Note: {notice}", dim=True))
+    if results.relaxed_note:
+        click.echo(results.relaxed_note)
+        if results.suggestion:
+            click.echo(f"Did you mean: {results.suggestion}")
     if results.total == 0:
         click.echo(f"No results for {req.q!r}." if req.q else "No results.")
         if results.suggestion:
@@ -468,7 +477,9 @@ def batch_command(
 
     QUERIES is TSV (id<TAB>text, one a line) or JSON lines ({"_id" or "id", "text"}, as
     BEIR's queries.jsonl). Each query is searched as 'pubsearch query' searches it; docid is
-    the record's own id.
+    the record's own id. A line that cannot be searched is named on stderr with its file
+    and line and gets no hits; the others run. The exit status is 1 only when no query
+    could be searched.
 
     \b
     Example:
@@ -476,15 +487,35 @@ def batch_command(
         pubsearch batch queries.jsonl --index /tmp/scifact > run.txt
     """
     batch.check_hits(hits)
-    read = batch.read_queries(queries)
+    failed: list[str] = []
+    read = batch.read_queries(queries, problems=failed)
+    for problem in failed:
+        click.echo(f"error: {problem}", err=True)
+    lines = len(read) + len(failed)
     count = processes or default_processes()
     with _run_output(output) as out:
         runs = batch.run_in_processes(_index_dir(index_dir), read, count, hits=hits, tag=tag)
-        for lines in _query_progress(runs, len(read)):
-            out.writelines(line + "\n" for line in lines)
+        for query_run in _query_progress(runs, len(read)):
+            if query_run.error is not None:
+                failed.append(query_run.error)
+                click.echo(f"error: {query_run.error}", err=True)
+            out.writelines(line + "\n" for line in query_run.lines)
+    click.echo(_batch_summary(lines, failed), err=True)
+    if len(failed) == lines:
+        sys.exit(1)
 
 
-def _query_progress(runs: Iterator[list[str]], total: int) -> Iterator[list[str]]:
+def _batch_summary(lines: int, failed: list[str]) -> str:
+    """One line: how many queries were searched, and where the others are."""
+    searched = f"searched {lines - len(failed):,} of {lines:,} queries"
+    if not failed:
+        return searched
+    where = ", ".join(problem.split(": ", 1)[0] for problem in failed[:5])
+    more = ", ..." if len(failed) > 5 else ""
+    return f"{searched}; {len(failed):,} failed ({where}{more})"
+
+
+def _query_progress(runs: Iterator[batch.QueryRun], total: int) -> Iterator[batch.QueryRun]:
     """Each query's run lines, counted by a progress bar on a terminal as they come."""
     if not sys.stderr.isatty():
         yield from runs
@@ -530,7 +561,10 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
     if fmt == "json":
         click.echo(export.to_json(export.record_to_dict(record)))
         return
-    click.echo(click.style(record.title, bold=True))
+    if record.title:
+        click.echo(click.style(record.title, bold=True))
+    else:
+        click.echo(click.style("[untitled] ", dim=True) + record.display_title)
     rows = [
         ("id", record.id),
         ("year", str(record.year or "")),

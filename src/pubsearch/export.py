@@ -43,6 +43,7 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "snippet": hit.snippet,
         "title_html": hit.title_html,
+        "untitled": hit.untitled,
     }
 
 
@@ -67,6 +68,10 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         "pages": results.pages,
         "took_ms": results.took_ms,
         "suggestion": results.suggestion,
+        "relaxed": results.relaxed,
+        "relaxed_words": list(results.words),
+        "all_words_total": results.all_words_total,
+        "notices": list(results.notices),
         "hits": [hit_to_dict(h) for h in results.hits],
     }
     if results.facets is not None:
@@ -240,7 +245,8 @@ def record_to_bibtex(record: Record, key: str) -> str:
     kind = "article" if published else "misc"
     if record.authors:
         fields.append(("author", " and ".join(bibtex_escape(a) for a in record.authors)))
-    fields.append(("title", bibtex_escape(record.title)))
+    if record.title:
+        fields.append(("title", bibtex_escape(record.title)))
     if published and record.source:
         fields.append(("journal", bibtex_escape(record.source)))
     if record.year is not None:

@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from whoosh import fields
+from whoosh import columns, fields
 from whoosh import query as wq
 from whoosh.codec.whoosh3 import (
+    LENGTHS_COLUMN,
     WHOOSH3_HEADER_MAGIC,
     W3LeafMatcher,
     W3TermInfo,
@@ -84,6 +85,13 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         return mask
     if kind is wq.Not:
         return ~_mask(searcher, reader, q.query, size)
+    if kind is wq.Every:
+        if not q.fieldname:
+            return np.ones(size, dtype=np.bool_)
+        if (docs := field_docs(reader, q.fieldname)) is not None:
+            mask = np.zeros(size, dtype=np.bool_)
+            mask[docs] = True
+            return mask
     if kind is wq.AndMaybe:
         return _mask(searcher, reader, q.a, size)
     if kind is wq.Require:
@@ -91,6 +99,65 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
     mask = np.zeros(size, dtype=np.bool_)
     mask[np.fromiter(searcher.docs_for_query(q), dtype=np.int64)] = True
     return mask
+
+
+def field_docs(reader: Any, fieldname: str) -> IntArray | None:
+    """Documents (deleted ones included) with any term in ``fieldname`` (``title:*``): the
+    union of the field's posting lists, worked out once per generation. None for a field
+    the index lacks."""
+    if fieldname not in reader.schema:
+        return None
+    key = (_segments_of(reader), "field:*", fieldname)
+    held = _PHRASES.get(key)
+    if held is not None:
+        return held[0]
+    size = reader.doc_count_all()
+    mask = np.zeros(size, dtype=np.bool_)
+    lengths = _field_length_bytes(reader, fieldname)
+    if lengths is not None:
+        mask[:] = lengths > 0  # a field with lengths: a length for every document with it
+    else:
+        for text in reader.lexicon(fieldname):
+            mask[term_docs(reader, fieldname, text)] = True
+    found = np.flatnonzero(mask)
+    _PHRASES.put(key, (found,))
+    return found
+
+
+def _field_length_bytes(reader: Any, fieldname: str) -> npt.NDArray[np.uint8] | None:
+    """Each document's length byte of ``fieldname`` (0: none), or None for a field
+    without lengths."""
+    if not reader.schema[fieldname].scorable:
+        return None
+    out = np.zeros(reader.doc_count_all(), dtype=np.uint8)
+    column = f"_{fieldname}_len"  # the field's length column (whoosh/codec/whoosh3.py)
+    for segment, offset in reader.leaf_readers():
+        perdoc = segment._perdoc
+        count = segment.doc_count_all()
+        if perdoc.has_column(column):
+            lengths = perdoc.column_reader(column, LENGTHS_COLUMN)
+            out[offset : offset + count] = length_bytes(lengths, count)
+    return out
+
+
+def length_bytes(lengths: Any, count: int) -> npt.NDArray[np.uint8]:
+    """A segment's length bytes, one per document (0 for none), from its length column.
+
+    The column is one byte per document up to the last that has the field: read in one
+    piece, not a file read per document (0.15 to 0.2 s a field at 102k records, paid by
+    each new searcher)."""
+    if (
+        isinstance(lengths, columns.NumericColumn.Reader)
+        and lengths._fixedlen == 1
+        and lengths._default == 0
+    ):
+        stored = min(lengths._count, count)
+        raw = np.zeros(count, dtype=np.uint8)
+        if stored:
+            data = lengths._dbfile.get(lengths._basepos, stored)
+            raw[:stored] = np.frombuffer(data, dtype=np.uint8)
+        return raw
+    return np.fromiter((b or 0 for b in lengths), dtype=np.uint8, count=count)
 
 
 def expanded_words(reader: Any, q: wq.PatternQuery) -> list[str] | None:

@@ -1,84 +1,84 @@
-"""From what people type to a Whoosh query: the only place query text is parsed.
+"""From what people type to a Whoosh query: the only place Whoosh queries are made of text.
 
-Plain words must just work; the syntax is Whoosh's (AND, OR, NOT, ``-word``, "phrases",
-``field:value``, ``year:[2019 TO 2021]``, ``year:>2019``, wildcards) plus ``year:2019..2021``
-and arXiv's short field names (``ti:``, ``abs:``, ``au:``, ``cat:``).
+:mod:`pubsearch.querysyntax` reads the text (plain text never fails there); this module
+makes Whoosh queries of what it read, with the field analyzers of the schema.
 
 What words without operators mean (measured on SciFact with ``bench/relevance.py``):
 
-* one or two words: every word is required (``batch size``);
+* one or two bare words: every word is required (``batch size``);
 * three or more: every word is required when at least :data:`MIN_STRICT_MATCHES` records
   have them all; otherwise any of them may be missing and records are ranked by BM25, so a
   pasted sentence ("Does APOE4 increase risk of Alzheimer's?") never finds nothing just
   because one of its words is absent.
 
-Operators keep their meaning either way: ``-word`` and ``NOT`` exclude, ``+word`` and
-``AND`` require, ``OR`` offers a choice, ``field:`` restricts, quotes match a phrase.
+Only bare words relax: plain words of the title and abstract with no operator on them.
+Everything explicit keeps its meaning in both readings: ``field:value``, phrases, year
+ranges, wildcards, ``-word`` and ``NOT`` exclude, ``+word``, ``AND`` and ``OR`` join
+(``author:patel graph neural network`` always requires the author).
+
+Long text is a query like any other: a pasted abstract of 10,000 characters is searched by
+its :data:`MAX_BARE_TERMS` most informative words (by idf and how often the text repeats
+them). Explicit syntax stays bounded (:data:`MAX_QUERY_TERMS`).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from whoosh import qparser
 from whoosh import query as wq
 from whoosh.analysis import STOP_WORDS
 from whoosh.fields import Schema
-from whoosh.qparser.common import QueryParserError
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
+from pubsearch.querysyntax import (
+    MIN_WILDCARD_PREFIX,
+    AllOf,
+    AnyOf,
+    Everything,
+    Fields,
+    Must,
+    Node,
+    Not,
+    Pattern,
+    Phrase,
+    Sequence,
+    Word,
+    Years,
+    read_query,
+)
+from pubsearch.records import fold
 from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
 
-# Bounds on the work one query may cause.
-MAX_QUERY_CHARS = 1000
-MAX_QUERY_TERMS = 64
-MIN_WILDCARD_PREFIX = 2  # "op*" is fine; "*ing" or "b*" would scan the whole vocabulary
+__all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
 
-_YEAR_SPAN = re.compile(r"\byear:(\d{4})\.\.(\d{4})\b")
-# A field prefix starts a word and is followed by its value ("Note: this" and "2A:" are
-# not fields). The text check and the parser share it.
-_FIELD_START = r"(?<![\w.])"
-_FIELD_PREFIX = re.compile(_FIELD_START + r"([A-Za-z_]\w*):(?=[^\s/])")
-_YEAR_VALUE = re.compile(r"\byear:(?![\[{<>=(\"]|\d{4}\b)(\S*)")
+# Bounds on the work one query may cause.
+MAX_QUERY_CHARS = 20_000
+MAX_QUERY_TERMS = 64  # terms of explicit syntax (fields, phrases, operators, wildcards)
+MAX_BARE_TERMS = 64  # distinct bare words scored; a longer text keeps its most informative
 
 SEARCHABLE_FIELDS = (*QUERY_FIELDS, "id")
+FIELDS = Fields(
+    names={**{name: name for name in SEARCHABLE_FIELDS}, **FIELD_ALIASES},
+    years=frozenset({"year"}),
+    keywords=frozenset({"subject", "id"}),
+    listed=QUERY_FIELDS,
+)
 
 # Phrases of plain words are matched here (the combined field keeps no positions).
 PHRASE_FIELDS = ("title", "abstract")
-# The fields a parsed query may name: what people can type, and where plain words go.
-_PARSED_FIELDS = frozenset((*SEARCHABLE_FIELDS, DEFAULT_FIELD, *PHRASE_FIELDS))
 # Fields whose words did-you-mean suggestions come from (they keep unstemmed words).
 SPELLING_FIELDS = ("title",)  # only the title keeps unstemmed words (schema.py)
 
-# Queries of at most this many terms always need all of them ("batch size").
+# Queries of at most this many bare words always need all of them ("batch size").
 STRICT_MAX_TERMS = 2
 # Words indexed and searched, but not enough for a record to match a sentence read with any
 # of its words (see TextQuery.matching), nor marked in snippets: Whoosh's stop words.
 COMMON_WORDS = frozenset(STOP_WORDS)
 # A longer query needs all its words only when at least this many records have them all.
 MIN_STRICT_MATCHES = 10
-
-# What Whoosh's query parser raises on input it cannot take apart.
-_PARSER_FAILURES = (
-    IndexError,
-    ValueError,
-    TypeError,
-    AttributeError,
-    KeyError,
-    RecursionError,
-    NotImplementedError,  # a lone operator in a group: "(-)x"
-    QueryParserError,  # a field value it cannot convert: 'year:""'
-)
-_NOT_WORD = re.compile(r"[^\w\s]+")
-# A question mark that ends a word is punctuation ("Alzheimer's?", "(or why)?"); only one
-# inside a word is a wildcard ("ba?ch").
-_QUESTION_MARK = re.compile(r"\?+(?=[\s)\]}\"'.,;:!?]|$)")
-
-
-def _words_only(text: str) -> str:
-    """``text`` with every operator character removed, for a plain-words fallback."""
-    return _NOT_WORD.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -109,147 +109,60 @@ def parse_year(text: str, name: str = "year") -> YearRange:
     return YearRange(start, end)
 
 
-def _plugins_parser(
-    schema: Schema,
-    group: type[qparser.syntax.GroupNode],
-    fields: tuple[str, ...] = (DEFAULT_FIELD,),
-) -> qparser.QueryParser:
-    parser = qparser.MultifieldParser(list(fields), schema, group=group)
-    # A field prefix as the text check sees one (see _FIELD_PREFIX).
-    parser.replace_plugin(
-        qparser.FieldsPlugin(
-            expr=_FIELD_START + r"(?P<text>[A-Za-z_]\w*|[*]):(?=[^\s/])", remove_unknown=False
-        )
-    )
-    # "-word" excludes, "+word" requires. A hyphen inside a word ("2D-3D") is not an operator,
-    # nor is a sign before a number or a bracket ("+1 nucleosomes", "-2", "alpha (+)-").
-    parser.replace_plugin(
-        qparser.PlusMinusPlugin(
-            plusexpr=r"(?:^|(?<=[\s(]))\+(?=[^\W\d_]|[\"(])",
-            minusexpr=r"(?:^|(?<=[\s(]))-(?=[^\W\d_]|[\"(])",
-        )
-    )
-    parser.add_plugin(qparser.GtLtPlugin())
-    aliases: dict[str, list[str]] = {}
-    for short, full in FIELD_ALIASES.items():
-        aliases.setdefault(full, []).append(short)
-    parser.add_plugin(qparser.FieldAliasPlugin(aliases))
-    return parser
-
-
-def check_query_text(text: str) -> None:
-    """Reject text no query can come from, with a message that says why."""
-    if len(text) > MAX_QUERY_CHARS:
-        raise QuerySyntaxError(
-            f"query is {len(text)} characters long; at most {MAX_QUERY_CHARS} are allowed"
-        )
-    for match in _FIELD_PREFIX.finditer(text):
-        field = match.group(1)
-        if field.lower() not in SEARCHABLE_FIELDS and field.lower() not in FIELD_ALIASES:
-            raise QuerySyntaxError(
-                f"unknown field {field!r} in query (fields: {', '.join(QUERY_FIELDS)})"
-            )
-    if text.count("[") != text.count("]") or text.count("{") != text.count("}"):
-        raise QuerySyntaxError("unbalanced range brackets in query (e.g. year:[2019 TO 2021])")
-    for match in _YEAR_VALUE.finditer(text):
-        raise QuerySyntaxError(
-            f"year:{match.group(1)} is not a year (use year:2021, year:2019..2021 or year:>2019)"
-        )
+# How informative a bare word's stem is (its idf; 0 for a word no record has).
+Informativeness = Callable[[str], float]
 
 
 @dataclass(frozen=True)
 class TextQuery:
-    """The two readings of a query's text.
+    """The readings of a query's text.
 
     ``strict`` requires every word; ``relaxed`` (``None`` when there is no other reading)
-    lets any word without an operator be missing. Search with ``strict`` when it matches at
-    least :data:`MIN_STRICT_MATCHES` records, else with ``relaxed``: see :func:`choose`.
+    lets any bare word be missing, explicit syntax kept. Search with ``strict`` when it
+    matches at least :data:`MIN_STRICT_MATCHES` records, else with ``relaxed``: see
+    :func:`choose`. ``notices`` say what of the text was read as plain words, or left out;
+    ``words`` are the bare words as typed.
     """
 
-    strict: wq.Query
+    strict: wq.Query | None  # None: nothing to search for (every record)
     relaxed: wq.Query | None = None
+    loose: wq.Query | None = None  # which records the relaxed reading finds
+    notices: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
 
-    def choose(self, strict_matches: int) -> wq.Query:
+    def choose(self, strict_matches: int) -> wq.Query | None:
         """The query to search with, given how many records ``strict`` matches."""
         if self.relaxed is None or strict_matches >= MIN_STRICT_MATCHES:
             return self.strict
         return self.relaxed
 
-    def matching(self, query: wq.Query) -> wq.Query:
-        """Which records ``query`` (one of the two readings) finds. For the relaxed reading,
-        a record must have one of its words other than the common ones ("the", "of"): they
-        still count in its score, but a sentence would otherwise find nearly every record
-        (at 102k records, 21,237 -> 102,207 for a question)."""
-        if query is not self.relaxed or not isinstance(query, wq.Or):
-            return query
-        kept = [q for q in query.subqueries if not _common_word(q)]
-        if not kept or len(kept) == len(query.subqueries):
-            return query
-        return wq.Or(kept)
+    def matching(self, query: wq.Query | None) -> wq.Query | None:
+        """Which records ``query`` (one of the readings) finds. For the relaxed reading, a
+        record must have one of its bare words other than the common ones ("the", "of"):
+        they still count in its score, but a sentence would otherwise find nearly every
+        record (at 102k records, 21,237 -> 102,207 for a question)."""
+        if query is self.relaxed and self.loose is not None:
+            return self.loose
+        return query
 
 
-def _common_word(query: wq.Query) -> bool:
-    return (
-        isinstance(query, wq.Term)
-        and query.fieldname == DEFAULT_FIELD
-        and query.text in COMMON_WORDS
-    )
-
-
-def _parse(
-    text: str,
-    schema: Schema,
-    group: type[qparser.syntax.GroupNode],
-    fields: tuple[str, ...] = (DEFAULT_FIELD,),
-) -> wq.Query | None:
-    parser = _plugins_parser(schema, group, fields)
-    try:
-        query = parser.parse(text)
-    except _PARSER_FAILURES:
-        # Whoosh's parser trips over some operator soup ("<0", ...): search the words.
-        query = parser.parse(_words_only(text))
-    if query is wq.NullQuery or isinstance(query, type(wq.NullQuery)):
-        return None
-    if DEFAULT_FIELD in fields:
-        query = query.accept(_phrase_in_title_and_abstract)
-    check_query(query)
-    return query
-
-
-def _phrase_in_title_and_abstract(query: wq.Query) -> wq.Query:
-    if isinstance(query, wq.Phrase) and query.fieldname == DEFAULT_FIELD:
-        return wq.Or(
-            [
-                wq.Phrase(name, query.words, slop=query.slop, boost=query.boost)
-                for name in PHRASE_FIELDS
-            ]
-        )
-    return query
-
-
-def _prepare(text: str) -> str:
+def parse_text_query(
+    text: str, schema: Schema, informativeness: Informativeness | None = None
+) -> TextQuery | None:
+    """The readings of ``text`` (see the module's doc); ``None`` for blank text, a
+    TextQuery whose ``strict`` is None when nothing in it can be searched for (``-``,
+    ``title:(``). With ``informativeness``, a text of more than :data:`MAX_BARE_TERMS`
+    distinct bare words keeps the most informative. Raises QuerySyntaxError only for
+    syntax that is unmistakably meant and wrong, or for a text too long to search."""
     text = text.strip()
-    if text:
-        check_query_text(text)
-    text = _QUESTION_MARK.sub("", text)
-    return _YEAR_SPAN.sub(r"year:[\1 TO \2]", text)
-
-
-def parse_text_query(text: str, schema: Schema) -> TextQuery | None:
-    """Both readings of ``text`` (see the module's doc); ``None`` when there is nothing to
-    search for. Raises QuerySyntaxError for text that cannot be a query."""
-    text = _prepare(text)
+    if len(text) > MAX_QUERY_CHARS:
+        raise QuerySyntaxError(
+            f"query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} are allowed"
+        )
     if not text:
         return None
-    strict = _parse(text, schema, qparser.AndGroup)
-    if strict is None:
-        return None
-    if sum(1 for _ in strict.leaves()) <= STRICT_MAX_TERMS:
-        return TextQuery(strict)
-    relaxed = _parse(text, schema, qparser.OrGroup)
-    if relaxed is None or relaxed == strict:
-        return TextQuery(strict)
-    return TextQuery(strict, relaxed)
+    tree = read_query(text, FIELDS)
+    return _Compiler(schema).text_query(tree, informativeness)
 
 
 def parse_query(text: str, schema: Schema) -> wq.Query | None:
@@ -259,37 +172,208 @@ def parse_query(text: str, schema: Schema) -> wq.Query | None:
     return parsed.strict if parsed is not None else None
 
 
-def spelling_query(text: str, schema: Schema) -> wq.Query | None:
-    """``text`` parsed over :data:`SPELLING_FIELDS`, for did-you-mean suggestions (the
-    combined field holds only stems)."""
-    text = _prepare(text)
-    return _parse(text, schema, qparser.AndGroup, SPELLING_FIELDS) if text else None
+def bare_words(text: str) -> list[str] | None:
+    """The words of a query made only of bare words, as typed; None when it has any
+    explicit syntax (or nothing)."""
+    try:
+        tree = read_query(text.strip(), FIELDS)
+    except QuerySyntaxError:
+        return None
+    if not tree.items or tree.explicit:
+        return None
+    return [word.text for word in tree.bare]
 
 
-def check_query(query: wq.Query) -> None:
-    """Refuse parsed queries that are unbounded work or that Whoosh cannot run."""
-    leaves = list(query.leaves())
-    if len(leaves) > MAX_QUERY_TERMS:
-        raise QuerySyntaxError(
-            f"query has {len(leaves)} terms; at most {MAX_QUERY_TERMS} are allowed"
+def query_words(text: str) -> list[Word]:
+    """Every word of the text's query that searches titles and abstracts (bare or in a
+    ``title:``/``abstract:`` clause), with where it stands: what spelling suggestions
+    may correct."""
+    try:
+        tree = read_query(text.strip(), FIELDS)
+    except QuerySyntaxError:
+        return []
+    found: list[Word] = []
+
+    def visit(node: Node) -> None:
+        if isinstance(node, Word):
+            if node.field in (None, *PHRASE_FIELDS):
+                found.append(node)
+        elif isinstance(node, (Not, Must)):
+            if isinstance(node, Must):
+                visit(node.node)
+        elif isinstance(node, (AllOf, AnyOf)):
+            for item in node.items:
+                visit(item)
+
+    for item in tree.items:
+        visit(item)
+    return found
+
+
+class _Compiler:
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.notices: list[str] = []
+
+    def text_query(self, tree: Sequence, informativeness: Informativeness | None) -> TextQuery:
+        # The bare words' stems, each once, in order (a repeated word does not weigh more:
+        # on SciFact's train claims, which repeat words to contrast them, counting them
+        # lost 0.009 nDCG@10), with the highest boost given to it.
+        boosts: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        quotations: list[wq.Query] = []
+        for word in tree.bare:
+            if isinstance(word, Phrase):
+                if (quoted := self._phrase(word)) is not None:
+                    quotations.append(quoted)
+                continue
+            for stem in self._stems(DEFAULT_FIELD, word.text):
+                boosts[stem] = max(boosts.get(stem, 0.0), word.boost)
+                counts[stem] = counts.get(stem, 0) + 1
+        if informativeness is not None and len(boosts) > MAX_BARE_TERMS:
+            boosts = self._most_informative(boosts, counts, informativeness)
+        bare = [wq.Term(DEFAULT_FIELD, stem, boost=b) for stem, b in boosts.items()]
+        bare += quotations[:MAX_QUERY_TERMS]
+
+        positive: list[wq.Query] = []
+        negative: list[wq.Query] = []
+        for item in tree.explicit:
+            target = negative if isinstance(item, Not) else positive
+            compiled = self.node(item.node if isinstance(item, Not) else item)
+            if compiled is not None:
+                target.append(compiled)
+        explicit_terms = sum(
+            1 for q in positive + negative for leaf in q.leaves() if not _is_everything(leaf)
         )
-    for leaf in leaves:
-        field = getattr(leaf, "fieldname", None)
-        if field is not None and field not in _PARSED_FIELDS:
-            # Never reached through parse_text_query (the parser's field prefixes are the
-            # text check's); a query on a field the index lacks fails in Whoosh (a 500).
+        if explicit_terms > MAX_QUERY_TERMS:
             raise QuerySyntaxError(
-                f"unknown field {field!r} in query (fields: {', '.join(QUERY_FIELDS)})"
+                f"query has {explicit_terms} terms in fields, phrases or operators; "
+                f"at most {MAX_QUERY_TERMS} are allowed (plain words have no such limit)"
             )
-        if isinstance(leaf, wq.TermRange) and not isinstance(leaf, wq.NumericRange):
-            raise QuerySyntaxError(
-                f"ranges work on year only (year:[2019 TO 2021]), not on {leaf.fieldname}"
+        notices = tuple(dict.fromkeys((*tree.notices, *self.notices)))
+        words = tuple(dict.fromkeys(word.text for word in tree.bare))
+        strict = _and_not(bare + positive, negative)
+        if strict is None or len(bare) <= STRICT_MAX_TERMS:
+            return TextQuery(strict, notices=notices, words=words)
+        relaxed = _and_not([_or(bare), *positive], negative)
+        uncommon = [q for q in bare if not (type(q) is wq.Term and q.text in COMMON_WORDS)]
+        loose = None
+        if uncommon and len(uncommon) < len(bare):
+            loose = _and_not([_or(uncommon), *positive], negative)
+        return TextQuery(strict, relaxed, loose, notices, words)
+
+    def _most_informative(
+        self, boosts: dict[str, float], counts: dict[str, int], informativeness: Informativeness
+    ) -> dict[str, float]:
+        """The :data:`MAX_BARE_TERMS` stems that say most: by idf, times 1 + the log of
+        how often the text has them."""
+        score = {stem: informativeness(stem) * (1 + math.log(counts[stem])) for stem in boosts}
+        kept = set(sorted(boosts, key=lambda s: (-score[s], s))[:MAX_BARE_TERMS])
+        self.notices.append(
+            f"The text has {len(boosts):,} different words; it was searched by the "
+            f"{MAX_BARE_TERMS} that say most about it."
+        )
+        return {stem: b for stem, b in boosts.items() if stem in kept}
+
+    def node(self, node: Node) -> wq.Query | None:
+        if isinstance(node, Word):
+            return self._word(node)
+        if isinstance(node, Phrase):
+            return self._phrase(node)
+        if isinstance(node, Pattern):
+            return self._pattern(node)
+        if isinstance(node, Everything):
+            return wq.Every(node.field) if node.field else wq.Every()
+        if isinstance(node, Years):
+            return self._years(node)
+        if isinstance(node, Must):
+            return self.node(node.node)
+        if isinstance(node, Not):
+            inner = self.node(node.node)
+            return None if inner is None else wq.AndNot(wq.Every(), inner)
+        if isinstance(node, AllOf):
+            positive: list[wq.Query] = []
+            negative: list[wq.Query] = []
+            for item in node.items:
+                target = negative if isinstance(item, Not) else positive
+                compiled = self.node(item.node if isinstance(item, Not) else item)
+                if compiled is not None:
+                    target.append(compiled)
+            return _boosted(_and_not(positive, negative), node.boost)
+        if isinstance(node, AnyOf):
+            parts = [q for q in map(self.node, node.items) if q is not None]
+            return _boosted(_or(parts) if parts else None, node.boost)
+        raise TypeError(f"not a query node: {node!r}")  # pragma: no cover
+
+    def _stems(self, fieldname: str, text: str) -> list[str]:
+        field = self.schema[fieldname]
+        return [t for t in field.process_text(text, mode="query") if t]
+
+    def _word(self, word: Word) -> wq.Query | None:
+        fieldname = word.field or DEFAULT_FIELD
+        stems = self._stems(fieldname, word.text)
+        if not stems:
+            return None
+        terms = [wq.Term(fieldname, stem) for stem in stems]
+        return _boosted(terms[0] if len(terms) == 1 else wq.And(terms), word.boost)
+
+    def _phrase(self, phrase: Phrase) -> wq.Query | None:
+        fieldname = phrase.field or DEFAULT_FIELD
+        stems = self._stems(fieldname, phrase.text)
+        if not stems:
+            return None
+        if len(stems) == 1:
+            return wq.Term(fieldname, stems[0], boost=phrase.boost)
+        if fieldname == DEFAULT_FIELD:
+            return wq.Or(
+                [
+                    wq.Phrase(name, stems, slop=phrase.slop, boost=phrase.boost)
+                    for name in PHRASE_FIELDS
+                ]
             )
-        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
-            pattern = leaf.text + ("*" if isinstance(leaf, wq.Prefix) else "")
-            literal = re.split(r"[*?]", pattern, maxsplit=1)[0]
-            if len(literal) < MIN_WILDCARD_PREFIX:
-                raise QuerySyntaxError(
-                    f"wildcard {pattern!r} needs at least {MIN_WILDCARD_PREFIX} characters "
-                    "before * or ?"
-                )
+        if not self.schema[fieldname].format.supports("positions"):
+            # Subject codes, ids: a quoted value is the value.
+            return wq.And([wq.Term(fieldname, s) for s in stems], boost=phrase.boost)
+        return wq.Phrase(fieldname, stems, slop=phrase.slop, boost=phrase.boost)
+
+    def _pattern(self, pattern: Pattern) -> wq.Query | None:
+        fieldname = pattern.field or DEFAULT_FIELD
+        text = pattern.text if fieldname == "id" else fold(pattern.text)
+        if re.fullmatch(r"[^*?]+\*", text):
+            return wq.Prefix(fieldname, text[:-1], boost=pattern.boost)
+        return wq.Wildcard(fieldname, text, boost=pattern.boost)
+
+    def _years(self, years: Years) -> wq.Query:
+        field = self.schema[years.field]
+        if years.first is not None and years.first == years.last:
+            return field.parse_query(years.field, str(years.first))
+        return field.parse_range(years.field, years.first, years.last, False, False)
+
+
+def _and_not(positive: list[wq.Query], negative: list[wq.Query]) -> wq.Query | None:
+    """``positive`` all required, none of ``negative``; ``*`` among others requires nothing."""
+    kept = [q for q in positive if not _is_everything(q)]
+    if not kept and positive:
+        kept = [wq.Every()]
+    if not kept and not negative:
+        return None
+    base = wq.Every() if not kept else kept[0] if len(kept) == 1 else wq.And(kept)
+    if not negative:
+        return base
+    return wq.AndNot(base, negative[0] if len(negative) == 1 else wq.Or(negative))
+
+
+def _or(parts: list[wq.Query]) -> wq.Query:
+    return parts[0] if len(parts) == 1 else wq.Or(parts)
+
+
+def _is_everything(query: wq.Query) -> bool:
+    return type(query) is wq.Every and not query.fieldname
+
+
+def _boosted(query: wq.Query | None, boost: float) -> wq.Query | None:
+    if query is None or boost == 1.0:
+        return query
+    query = query.copy()
+    query.boost = boost
+    return query

@@ -145,8 +145,19 @@ class Record:
             return self.arxiv_id
         if self.doi:
             return "doi:" + self.doi
+        if not self.title:
+            # An untitled record: named by its text, so that two untitled records of one
+            # year are not one.
+            digest = hashlib.sha1(f"{title_key(self.abstract)}|{self.year}".encode()).hexdigest()
+            return "a" + digest[:11]
         digest = hashlib.sha1(f"{title_key(self.title)}|{self.year}".encode()).hexdigest()
         return "t" + digest[:11]
+
+    @property
+    def display_title(self) -> str:
+        """The title; for an untitled record, the first words of its abstract (see
+        :func:`title_from_text`)."""
+        return self.title or title_from_text(self.abstract)
 
     def __reduce__(self) -> tuple[Callable[..., Record], tuple[Any, ...]]:
         """Pickled as its field values, and its identity keys once worked out, without
@@ -195,6 +206,26 @@ class Record:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(Record))
+
+# An untitled record is shown with this many of its first words, at most.
+MADE_UP_TITLE_WORDS = 12
+MADE_UP_TITLE_CHARS = 90
+
+
+def title_from_text(text: str) -> str:
+    """A stand-in title made of the first words of ``text`` (up to its first sentence's
+    end, :data:`MADE_UP_TITLE_WORDS` words or :data:`MADE_UP_TITLE_CHARS` characters),
+    ending in "…" when it is cut."""
+    words = text.split()
+    taken: list[str] = []
+    for word in words[:MADE_UP_TITLE_WORDS]:
+        if taken and len(" ".join([*taken, word])) > MADE_UP_TITLE_CHARS:
+            break
+        taken.append(word)
+        if word.endswith((".", "?", "!")) and len(taken) > 3:
+            return " ".join(taken).rstrip(".")
+    made = " ".join(taken)
+    return made + " \u2026" if len(taken) < len(words) else made
 
 
 def _unpickled_record(values: tuple[Any, ...], keys: tuple[str, ...] | None) -> Record:

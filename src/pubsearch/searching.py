@@ -8,6 +8,7 @@ new generation is published, and one :class:`~pubsearch.facets.FacetTable` per g
 from __future__ import annotations
 
 import html
+import re
 import threading
 import time
 import weakref
@@ -31,10 +32,11 @@ from pubsearch.indexing import author_key, record_from_stored
 from pubsearch.masks import FloatArray, query_mask
 from pubsearch.querying import (
     COMMON_WORDS,
+    SPELLING_FIELDS,
     YearRange,
     parse_query,
     parse_text_query,
-    spelling_query,
+    query_words,
 )
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 from pubsearch.schema import DEFAULT_FIELD
@@ -48,6 +50,8 @@ MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
+# A relaxed query's words are listed in its note up to this many.
+RELAXED_WORDS_LISTED = 8
 # More-like-this: (field, weight, key terms taken from it) for related records.
 RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
 
@@ -97,7 +101,8 @@ class Hit:
     url: str | None
     score: float | None  # None when not ranked by relevance
     snippet: str
-    title_html: str
+    title_html: str  # for an untitled record, its first words (records.title_from_text)
+    untitled: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,10 +120,36 @@ class SearchResults:
     facets: dict[str, tuple[FacetValue, ...]] | None
     took_ms: float
     suggestion: str | None = None
+    # The bare words were relaxed: fewer than querying.MIN_STRICT_MATCHES records have
+    # them all (``all_words_total``), so the records with most of them are shown;
+    # ``words`` are those words as typed.
+    relaxed: bool = False
+    words: tuple[str, ...] = ()
+    all_words_total: int | None = None
+    # What of the query text was read as plain words, or left out, and why.
+    notices: tuple[str, ...] = ()
 
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.request.page_size))
+
+    @property
+    def relaxed_note(self) -> str | None:
+        """One sentence saying that the bare words were relaxed, or None."""
+        if not self.relaxed:
+            return None
+        words = self.words
+        if len(words) <= RELAXED_WORDS_LISTED:
+            which = "all of: " + ", ".join(words)
+        else:
+            which = f"all {len(words):,} words"
+        if self.all_words_total:
+            have = f"Only {self.all_words_total:,} " + (
+                "record has" if self.all_words_total == 1 else "records have"
+            )
+        else:
+            have = "No record has"
+        return f"{have} {which}; showing records with most of them."
 
 
 @dataclass(frozen=True)
@@ -150,6 +181,27 @@ class _MarkFormatter(highlight.Formatter):  # type: ignore[misc]  # whoosh is An
 
     def format_token(self, text: str, token: Any, replace: bool = False) -> str:
         return MARK_START + str(highlight.get_text(text, token, replace)) + MARK_END
+
+
+@dataclass(frozen=True)
+class _TextSearch:
+    """A query's text as searched: the Whoosh query to rank with (None: every record),
+    the documents it matches, and how it was read."""
+
+    query: wq.Query | None
+    mask: BoolArray
+    relaxed: bool = False
+    words: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    all_words_total: int | None = None  # with relaxed: how many have every word
+
+
+def _matches_everything(query: wq.Query) -> bool:
+    return type(query) is wq.Every and not query.fieldname
+
+
+# The letters of a word as typed, without punctuation around it, for spelling.
+_WORD_CORE = re.compile(r"[^\W_](?:[\w'\-]*[^\W_])?")
 
 
 @dataclass
@@ -254,39 +306,61 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query, text_mask, sentence = self._text_query(searcher, request.q, table)
-        filters, final = self._filtered(text_mask, request, table)
+        text = self._text_query(searcher, request.q, table)
+        filters, final = self._filtered(text.mask, request, table)
         total = int(final.sum())
 
-        hits = self._page(searcher, query, request, final, filters, total, table, sentence)
-        facets = self._facets(request, table, text_mask, filters) if request.facets else None
-        suggestion = self._suggest(searcher, request, query) if total == 0 else None
+        hits = self._page(searcher, text.query, request, final, filters, total, table, text.relaxed)
+        facets = self._facets(request, table, text.mask, filters) if request.facets else None
+        suggestion = None
+        if text.query is not None and (total == 0 or text.relaxed):
+            suggestion = self._suggest(searcher, request.q, table)
         took = (time.perf_counter() - started) * 1000
-        return SearchResults(request, total, hits, facets, round(took, 2), suggestion)
+        return SearchResults(
+            request,
+            total,
+            hits,
+            facets,
+            round(took, 2),
+            suggestion,
+            relaxed=text.relaxed,
+            words=text.words if text.relaxed else (),
+            all_words_total=text.all_words_total,
+            notices=text.notices,
+        )
 
     def count(self, request: SearchRequest) -> int:
         """How many records match ``request``: no hits, facets or suggestion computed."""
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        _, text_mask, _ = self._text_query(searcher, request.q, table)
-        return int(self._filtered(text_mask, request, table)[1].sum())
+        text = self._text_query(searcher, request.q, table)
+        return int(self._filtered(text.mask, request, table)[1].sum())
 
-    def _text_query(
-        self, searcher: Searcher, text: str, table: FacetTable
-    ) -> tuple[wq.Query | None, BoolArray, bool]:
+    def _text_query(self, searcher: Searcher, text: str, table: FacetTable) -> _TextSearch:
         """The query to rank with, the documents it matches, and whether it is the relaxed
-        reading (any word may be missing): every word is required, unless that finds too
-        few for a longer query (see querying.TextQuery)."""
-        parsed = parse_text_query(text, searcher.schema)
-        query = parsed.strict if parsed is not None else None
-        text_mask = self._query_mask(searcher, query, table)
-        relaxed = False
-        if parsed is not None and parsed.relaxed is not None:
-            query = parsed.choose(int(text_mask.sum()))
+        reading (any bare word may be missing): every word is required, unless that finds
+        too few for a longer query (see querying.TextQuery)."""
+
+        def informativeness(stem: str) -> float:
+            if not searcher.doc_frequency(DEFAULT_FIELD, stem):
+                return 0.0
+            return float(searcher.idf(DEFAULT_FIELD, stem))
+
+        parsed = parse_text_query(text, searcher.schema, informativeness)
+        if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
+            # "*", and text with nothing to search for, are the empty query: every
+            # record, newest first.
+            notices = parsed.notices if parsed is not None else ()
+            return _TextSearch(None, table.live.copy(), notices=notices)
+        query = parsed.strict
+        mask = self._query_mask(searcher, query, table)
+        if parsed.relaxed is not None:
+            strict_total = int(mask.sum())
+            query = parsed.choose(strict_total)
             if query is parsed.relaxed:
-                relaxed = True
-                text_mask = self._query_mask(searcher, parsed.matching(query), table)
-        return query, text_mask, relaxed
+                mask = self._query_mask(searcher, parsed.matching(query), table)
+                return _TextSearch(query, mask, True, parsed.words, parsed.notices, strict_total)
+        return _TextSearch(query, mask, False, parsed.words, parsed.notices)
 
     def _filtered(
         self, text_mask: BoolArray, request: SearchRequest, table: FacetTable
@@ -397,6 +471,10 @@ class SearchService:
             snippet = _highlight(self._snippets, hit, "abstract", marks["abstract"], top=2)
             title_html = marked_to_html(
                 _highlight(self._titles, hit, "title", marks["title"], top=1)
+                if record.title
+                else _highlight(
+                    self._titles, hit, "abstract", marks["abstract"], 1, record.display_title
+                )
             )
         return Hit(
             rank=rank,
@@ -410,7 +488,8 @@ class SearchService:
             url=record.url,
             score=round(float(hit.score), 4) if isinstance(hit.score, (int, float)) else None,
             snippet=marked_to_html(snippet) if snippet else html.escape(_lead(record.abstract)),
-            title_html=title_html or html.escape(record.title),
+            title_html=title_html or html.escape(record.display_title),
+            untitled=not record.title,
         )
 
     def _facets(
@@ -451,26 +530,37 @@ class SearchService:
         )
         return out
 
-    def _suggest(
-        self, searcher: Searcher, request: SearchRequest, query: wq.Query | None
-    ) -> str | None:
-        if query is None:
-            return None
-        query = spelling_query(request.q, searcher.schema)
-        if query is None:
-            return None
-        try:
+    def _suggest(self, searcher: Searcher, text: str, table: FacetTable) -> str | None:
+        """The query with each word that no record has replaced by the nearest word of
+        the titles (Whoosh's corrector: same first letter, at most 2 edits), when that
+        query finds something; None otherwise."""
+        corrector = None
+        replaced: list[tuple[int, int, str]] = []
+        for word in query_words(text):
+            core = _WORD_CORE.search(text, word.start, word.end)
+            if core is None:
+                continue
+            stems = searcher.schema[DEFAULT_FIELD].process_text(core.group(), mode="query")
+            if all(searcher.doc_frequency(DEFAULT_FIELD, stem) for stem in stems):
+                continue
+            if corrector is None:
+                corrector = searcher.corrector(SPELLING_FIELDS[0])
             # prefix=1: only words with the same first letter are tried; with none, Whoosh
             # measures the distance to every word of the index (seconds at 100k records).
-            corrected = searcher.correct_query(query, request.q, prefix=1)
-        except (ValueError, KeyError, TypeError):
+            found = corrector.suggest(fold(core.group()), limit=1, prefix=1, maxdist=2)
+            if found and found[0] != fold(core.group()):
+                replaced.append((core.start(), core.end(), str(found[0])))
+        if not replaced:
             return None
-        if corrected.query == query or corrected.string == request.q:
+        corrected = text
+        for start, end, replacement in reversed(replaced):
+            corrected = corrected[:start] + replacement + corrected[end:]
+        fixed = parse_text_query(corrected, searcher.schema)
+        if fixed is None or fixed.strict is None:
             return None
-        fixed = parse_text_query(str(corrected.string), searcher.schema)
-        if fixed is None or not any(True for _ in searcher.docs_for_query(fixed.strict)):
+        if not self._query_mask(searcher, fixed.strict, table).any():
             return None
-        return str(corrected.string)
+        return corrected
 
     # -- records and stats -----------------------------------------------------------------
 
@@ -617,9 +707,11 @@ def _highlight(
     fieldname: str,
     words: frozenset[str],
     top: int,
+    text: str | None = None,
 ) -> str:
-    """``fieldname``'s text with ``words`` (analysed forms) marked."""
-    text = hit.get(fieldname) or ""
+    """``fieldname``'s text (or ``text``, analysed as that field) with ``words`` (analysed
+    forms) marked."""
+    text = text if text is not None else hit.get(fieldname) or ""
     if not words or not text:
         return ""
     analyzer = hit.searcher.schema[fieldname].analyzer

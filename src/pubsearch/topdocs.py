@@ -26,8 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
-from whoosh import columns, fields, scoring
+from whoosh import fields, scoring
 from whoosh import query as wq
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.util.numeric import byte_to_length
@@ -36,6 +35,7 @@ from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
     FloatArray,
     expanded_words,
+    length_bytes,
     numeric_terms,
     phrase_docs,
     postings,
@@ -58,28 +58,8 @@ def field_lengths(reader: Any, fieldname: str) -> FloatArray:
         count = segment.doc_count_all()
         if perdoc.has_column(column):
             lengths = perdoc.column_reader(column, LENGTHS_COLUMN)
-            out[offset : offset + count] = _LENGTH_OF_BYTE[_length_bytes(lengths, count)]
+            out[offset : offset + count] = _LENGTH_OF_BYTE[length_bytes(lengths, count)]
     return out
-
-
-def _length_bytes(lengths: Any, count: int) -> npt.NDArray[np.uint8]:
-    """A segment's length bytes, one per document (0 for none), from its length column.
-
-    The column is one byte per document up to the last that has the field: read in one
-    piece, not a file read per document (0.15 to 0.2 s a field at 102k records, paid by
-    each new searcher)."""
-    if (
-        isinstance(lengths, columns.NumericColumn.Reader)
-        and lengths._fixedlen == 1
-        and lengths._default == 0
-    ):
-        stored = min(lengths._count, count)
-        raw = np.zeros(count, dtype=np.uint8)
-        if stored:
-            data = lengths._dbfile.get(lengths._basepos, stored)
-            raw[:stored] = np.frombuffer(data, dtype=np.uint8)
-        return raw
-    return np.fromiter((b or 0 for b in lengths), dtype=np.uint8, count=count)
 
 
 # Builds, for the best document, the query that scores how like it another document is.
@@ -222,6 +202,10 @@ def _scores(
         return matched, matched.astype(np.float64) * float(q.boost)
     if kind is wq.Term:
         return _term_scores(searcher, weighting, q, size, lengths)
+    if kind is wq.Every:
+        # "*" and "title:*" score a constant, their boost (Whoosh's ListMatcher weight).
+        matched = query_mask(searcher, q, size)
+        return matched, matched.astype(np.float64) * float(q.boost)
     if kind is wq.And and any(type(sub) is wq.Not for sub in q.subqueries):
         # "a AND NOT b": Whoosh leaves out b's documents and scores each NOT part as its
         # inverse matcher's constant weight, 1.

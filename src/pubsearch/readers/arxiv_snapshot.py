@@ -60,12 +60,14 @@ def _record(obj: JsonObject, where: str) -> tuple[str, Record | None]:
     if arxiv_id is None:
         return f"no arXiv id (id is {raw_id!r}); skipped", None
     title = obj.get("title")
-    if not isinstance(title, str) or not title.strip():
-        return "record has no title; skipped", None
+    title = title if isinstance(title, str) else ""
     abstract = obj.get("abstract")
+    abstract = abstract if isinstance(abstract, str) else ""
+    if not title.strip() and not abstract.strip():
+        return "record has neither a title nor an abstract; skipped", None
     return "", Record(
         title=tex_to_unicode(title),
-        abstract=tex_to_unicode(abstract) if isinstance(abstract, str) else "",
+        abstract=tex_to_unicode(abstract),
         authors=tuple(snapshot_authors(obj)),
         year=first_version_year(obj),
         subjects=tuple(subjects_from(obj.get("categories")) or ()),

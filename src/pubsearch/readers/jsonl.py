@@ -5,8 +5,8 @@ Fields read, the first present of each group winning::
     id, _id, arxiv_id          an arXiv id (2101.00001, hep-th/9901001, vN allowed) sets
                                arxiv_id; any other id (BEIR's "_id": "4983") is kept as
                                the record's id, exactly
-    title                      required
-    abstract, text, summary
+    title                      (a record without one is shown by its first words)
+    abstract, text, summary    (a record needs a title or one of these)
     authors                    ["A. One", ...], [{"name": ...} or {"keyname", "forenames"}],
                                or "A. One, B. Two and C. Three"
     categories, subjects       a list, or one space-separated string; plus primary_category
@@ -14,8 +14,8 @@ Fields read, the first present of each group winning::
     doi, source
 
 Author names and the title and abstract go through TeX accent decoding (see
-:mod:`pubsearch.readers.tex`). A line that is not a JSON object, or has no title, is
-reported and skipped; a field of the wrong type is reported and ignored.
+:mod:`pubsearch.readers.tex`). A line that is not a JSON object, or has neither a title nor
+an abstract, is reported and skipped; a field of the wrong type is reported and ignored.
 """
 
 from __future__ import annotations
@@ -126,20 +126,22 @@ def _year(obj: JsonObject) -> int | None:
 
 
 def record_from_object(obj: JsonObject, where: str, notes: list[str]) -> Record | None:
-    """The record of one JSON object, or ``None`` (with a note why) when it has no title.
+    """The record of one JSON object, or ``None`` (with a note why) when it has neither a
+    title nor an abstract.
 
     ``where`` (``path:line``) becomes the record's origin; problems with single fields
     are appended to ``notes``.
     """
     title = _text(obj, ("title",), notes)
-    if not title.strip():
-        notes.append("record has no title; skipped")
+    abstract = _text(obj, _ABSTRACT_KEYS, notes)
+    if not title.strip() and not abstract.strip():
+        notes.append("record has neither a title nor an abstract or text; skipped")
         return None
     arxiv_id, own_id = _ids(obj)
     source = obj.get("source")
     return Record(
         title=title,
-        abstract=_text(obj, _ABSTRACT_KEYS, notes),
+        abstract=abstract,
         authors=tuple(_authors(obj, notes)),
         year=_year(obj),
         subjects=tuple(_subjects(obj, notes)),

@@ -21,6 +21,7 @@ from pubsearch.searching import (
     Hit,
     SearchRequest,
     SearchResults,
+    html_to_plain,
 )
 from pubsearch.subjects import subject_name
 from pubsearch.web import urls
@@ -299,7 +300,8 @@ def _chips(req: SearchRequest, path: str) -> tuple[Chip, ...]:
 def _hit_view(
     hit: Hit, req: SearchRequest, path: str, related_url: Callable[[str], str]
 ) -> HitView:
-    source_url, source_label = urls.source_link(hit.url, hit.title, hit.source)
+    title = hit.title or html_to_plain(hit.title_html).removesuffix(" \u2026")
+    source_url, source_label = urls.source_link(hit.url, title, hit.source)
     return HitView(
         hit=hit,
         authors=tuple(

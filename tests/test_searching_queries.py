@@ -1,0 +1,154 @@
+"""What real queries find: explicit syntax keeps its meaning, plain text never fails.
+
+Each test is a row of the query-correctness table, searched on the seeds (36 records of
+two authors, Yang You and Wei Lin).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pubsearch.searching import SearchRequest, SearchResults, SearchService
+
+
+def search(service: SearchService, q: str, **kwargs: object) -> SearchResults:
+    return service.search(SearchRequest(q=q, page_size=100, **kwargs))  # type: ignore[arg-type]
+
+
+def ids(service: SearchService, q: str) -> set[str]:
+    return {hit.id for hit in search(service, q).hits}
+
+
+def test_field_clauses_side_by_side_all_apply(service: SearchService) -> None:
+    results = search(service, "author:you subject:cs.CV year:2021")
+    explicit = search(service, "author:you AND subject:cs.CV AND year:2021")
+    assert results.total == explicit.total == 2
+    assert not results.relaxed
+
+
+def test_a_phrase_a_pattern_and_a_range_all_apply(service: SearchService) -> None:
+    results = search(service, 'au:"yang you" cat:cs.* year:>2020', facets=True)
+    assert results.total == 6
+    assert all("Yang You" in hit.authors and hit.year and hit.year > 2020 for hit in results.hits)
+    assert results.facets is not None
+    assert [v.value for v in results.facets["author"]] == ["Yang You"]
+
+
+def test_explicit_syntax_stays_required_when_bare_words_relax(service: SearchService) -> None:
+    # No record has every word: the bare words relax, the author does not.
+    results = search(service, "author:lin batch size distributed zebra")
+    assert results.relaxed and results.total > 0
+    assert all("Wei Lin" in hit.authors for hit in results.hits)
+    assert results.words == ("batch", "size", "distributed", "zebra")
+    assert results.relaxed_note == (
+        "No record has all of: batch, size, distributed, zebra; showing records with most of them."
+    )
+    for text in (
+        '"batch size" gpu cluster zebra',
+        "-batch gpu cluster zebra",
+        "train* gpu zebra x",
+    ):
+        relaxed = search(service, text)
+        kept = search(service, text.split()[0])
+        assert relaxed.relaxed and {h.id for h in relaxed.hits} <= ids(service, text.split()[0])
+        assert kept.total >= relaxed.total
+
+
+def test_bare_words_that_all_match_are_not_relaxed(service: SearchService) -> None:
+    results = search(service, "deep learning training")
+    assert results.total >= 10
+    assert not results.relaxed and results.relaxed_note is None and results.words == ()
+    few = search(service, "large batch training")  # 6 have every word: fewer than 10
+    assert few.relaxed and few.all_words_total == 6
+    assert few.relaxed_note is not None and few.relaxed_note.startswith("Only 6 records have")
+
+
+def test_match_all(service: SearchService) -> None:
+    everything = search(service, "")
+    assert search(service, "*").total == everything.total == 36
+    assert [h.id for h in search(service, "*").hits] == [h.id for h in everything.hits]
+    assert ids(service, "batch AND *") == ids(service, "batch")
+    assert search(service, "batch AND *").total == search(service, "batch").total
+    assert search(service, "batch -*").total == 0
+    assert search(service, "-batch").total == 36 - search(service, "batch").total
+    assert search(service, "NOT batch").total == 36 - search(service, "batch").total
+    assert search(service, "abstract:*").total == 36
+    assert search(service, "batch OR *").total == 36
+    # Records with the word come first.
+    assert {h.id for h in search(service, "batch OR *").hits[:6]} == ids(service, "batch")
+
+
+def test_no_suggestion_is_made_of_punctuation(service: SearchService) -> None:
+    results = search(service, "title:(")
+    assert results.suggestion is None
+    assert results.total == 36  # nothing to search for: every record
+    assert results.notices
+
+
+@pytest.mark.parametrize(
+    ("text", "noticed"),
+    [
+        ("We measure the effect of batch size on training (the ?large batch effect) .", True),
+        ("a permutation: the order of training examples changes with the batch size", False),
+        ('training with large batches [1]; see: {2} and "quoted text * in it ^ here ~', True),
+        ("foo:bar batch size", True),
+        ("OR AND NOT batch", True),
+        ("((( batch size", True),
+    ],
+)
+def test_pasted_text_is_searched_as_words(service: SearchService, text: str, noticed: bool) -> None:
+    results = search(service, text)
+    assert results.total > 0
+    assert bool(results.notices) == noticed
+
+
+def test_a_pasted_abstract_is_searched_and_ranks_its_own_record_first(
+    service: SearchService,
+) -> None:
+    record = next(service.iter_records())
+    abstract = record.abstract
+    assert len(abstract) > 1000
+    results = search(service, abstract)
+    assert results.hits[0].id == record.id
+    assert search(service, abstract * 8).hits[0].id == record.id  # over 10,000 characters
+
+
+FIELD_CLAUSES = [
+    "author:you",
+    "au:lin",
+    'author:"yang you"',
+    "subject:cs.LG",
+    "cat:cs.DC",
+    "cat:cs.*",
+    "subject:eess.*",
+    "year:2021",
+    "year:>2019",
+    "year:2019..2021",
+    "year:[2020 TO 2022]",
+    "title:batch",
+    "ti:learning",
+    "abstract:training",
+    "abs:gpu",
+    'title:"large batch"',
+    "-subject:cs.LG",
+    "-author:lin",
+    "title:train*",
+    "NOT year:2021",
+]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(FIELD_CLAUSES), min_size=1, max_size=5))
+def test_field_clauses_count_as_with_explicit_and(
+    service: SearchService, clauses: list[str]
+) -> None:
+    side_by_side = service.count(SearchRequest(q=" ".join(clauses)))
+    explicit = service.count(SearchRequest(q=" AND ".join(clauses)))
+    assert side_by_side == explicit
+    # And with bare words around them: the clauses still hold for every hit.
+    with_words = search(service, " ".join(["batch", "size", "zebra", *clauses]))
+    assert {h.id for h in with_words.hits} <= ids(service, " AND ".join(clauses))
