@@ -247,3 +247,53 @@ def test_posting_lists_read_whole_are_whoosh_matchers_lists(
             assert masks._raw_blocks(segment, "content", next(segment.field_terms("content")))
     ix.close()
     assert long_lists > 5
+
+
+@pytest.mark.parametrize("writer", ["pubsearch", "whoosh"])
+def test_pattern_postings_are_the_lists_of_the_words_it_expands_to(
+    tmp_path: Path, seeds_dir: Path, writer: str
+) -> None:
+    """A prefix or wildcard read a segment at a time (words in order from the prefix,
+    lists in one piece) gives each word Whoosh's expansion finds, with its matcher's
+    postings: inlined lists, long lists of several blocks, two segments, deletions."""
+    records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    if writer == "pubsearch":
+        build_index(tmp_path, records + records[:5])
+        ix = storage.open_index(storage.current_generation(tmp_path))  # type: ignore[arg-type]
+    else:
+        ix = storage.create_index(tmp_path)
+        for part in (records[:150], records[150:]):
+            plain = SegmentWriter(ix)
+            for record in part:
+                plain.add_document(**record_fields(record))
+            plain.commit(merge=False)
+    patterns = [
+        wq.Prefix("content", "co"),
+        wq.Prefix("content", "t"),
+        wq.Prefix("title", "learn"),
+        wq.Wildcard("content", "ne?r*"),
+        wq.Wildcard("abstract", "*ing"),
+        wq.Wildcard("content", "c?n"),
+        wq.Prefix("subject", "cs."),
+        wq.Prefix("author", "y"),
+        wq.Prefix("content", "zzzq"),
+    ]
+    inlined = several_blocks = 0
+    with ix.reader() as reader:
+        assert len(reader.leaf_readers()) == 2
+        for q in patterns:
+            found = masks.pattern_postings(reader, q)
+            assert found is not None
+            want = sorted({w.decode() for w in q._btexts(reader)})
+            assert sorted(found.words) == want, q
+            for number, word in enumerate(found.words):
+                mine = found.word_of == number
+                want_ids, want_weights, _ = _matcher_postings(reader, q.fieldname, word)
+                assert sorted(found.ids[mine].tolist()) == sorted(want_ids), (q, word)
+                order = np.argsort(found.ids[mine], kind="stable")
+                assert found.weights[mine][order].tolist() == pytest.approx(want_weights)
+                inlined += len(want_ids) == 1
+                several_blocks += len(want_ids) > 128
+        assert masks.pattern_postings(reader, wq.Prefix("year", "2")) is None  # not text
+    ix.close()
+    assert inlined and several_blocks

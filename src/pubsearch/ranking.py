@@ -22,6 +22,8 @@ import math
 from collections import Counter
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from whoosh import query as wq
 from whoosh import scoring
 
@@ -43,6 +45,11 @@ class LuceneBM25(scoring.BM25F):  # type: ignore[misc]  # whoosh is Any to mypy
         docs = searcher.doc_count_all()
         df = searcher.doc_frequency(fieldname, text)
         return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+    def idf_array(self, docs: int, dfs: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """:meth:`idf` of many words at once, from their document frequencies (the words
+        of a prefix: thousands, where each look-up of a frequency costs a read)."""
+        return np.log(1.0 + (docs - dfs + 0.5) / (dfs + 0.5))
 
 
 def weighting() -> scoring.WeightingModel:

@@ -34,9 +34,9 @@ from whoosh.util.numeric import byte_to_length
 from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
     FloatArray,
-    expanded_words,
     length_bytes,
     numeric_terms,
+    pattern_postings,
     phrase_docs,
     postings,
     query_mask,
@@ -254,16 +254,7 @@ def _scores(
         total[~matched] = 0.0
         return matched, total * q.boost if q.boost != 1.0 else total
     if kind in (wq.Prefix, wq.Wildcard):
-        # Whoosh sums the scores of the words the pattern expands to, as an OR of them.
-        words = expanded_words(searcher.reader(), q)
-        if words is None:
-            return None
-        if not words:
-            return np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.float64)
-        terms = [wq.Term(q.fieldname, word, boost=q.boost) for word in words]
-        return _scores(
-            searcher, weighting, terms[0] if len(terms) == 1 else wq.Or(terms), size, lengths
-        )
+        return _pattern_scores(searcher, weighting, q, size, lengths)
     if kind is wq.AndNot:
         scored = _scores(searcher, weighting, q.a, size, lengths)
         if scored is None:
@@ -272,6 +263,43 @@ def _scores(
         matched = matched & ~query_mask(searcher, q.b, size)
         return matched, total * q.boost if q.boost != 1.0 else total
     return None
+
+
+def _pattern_scores(
+    searcher: Any, weighting: Any, q: wq.PatternQuery, size: int, lengths: Lengths
+) -> tuple[BoolArray, FloatArray] | None:
+    """A prefix or wildcard scored as Whoosh scores the OR of the words it expands to, over
+    all their postings at once (a short prefix stands for thousands of words)."""
+    found = pattern_postings(searcher.reader(), q)
+    if found is None:
+        return None
+    matched = np.zeros(size, dtype=np.bool_)
+    if not len(found.words):
+        return matched, np.zeros(size, dtype=np.float64)
+    matched[found.ids] = True
+    fieldname = q.fieldname
+    if not searcher.schema[fieldname].scorable:
+        # A field without lengths (subject:): Whoosh's score is the posting's weight.
+        term = found.weights
+    else:
+        # Each word's document frequency is the length of its posting list.
+        dfs = np.bincount(found.word_of, minlength=len(found.words))
+        idf_array = getattr(weighting, "idf_array", None)
+        if idf_array is not None:
+            idfs = idf_array(searcher.doc_count_all(), dfs)
+        else:
+            idfs = np.array([searcher.idf(fieldname, w) for w in found.words], dtype=np.float64)
+        tfs = found.weights
+        fl = lengths(fieldname)[found.ids]
+        avgfl = searcher.avg_field_length(fieldname) or 1
+        b = weighting._field_B.get(fieldname, weighting.B)
+        k1 = weighting.K1
+        # scoring.bm25, operation for operation, for every posting of every word.
+        term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
+    if q.boost != 1.0:
+        term = term * q.boost
+    scores = np.bincount(found.ids, weights=term, minlength=size).astype(np.float64, copy=False)
+    return matched, scores
 
 
 def _term_scores(
