@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from whoosh import formats
 from whoosh import query as wq
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
 from whoosh.writing import SegmentWriter
 
-from pubsearch import masks, storage
+from pubsearch import masks, speedups, storage
 from pubsearch.indexing import build_index, record_fields, update_index
 from pubsearch.masks import _sorted_common, phrase_docs, postings, query_mask
 from pubsearch.readers import ReadReport, read_paths
@@ -167,12 +169,26 @@ def test_phrases_match_the_same_with_positions_out_of_order(
     assert matched > 0
 
 
-def test_position_table_decodes_what_whoosh_encodes(index_dir: Path) -> None:
+@pytest.mark.parametrize("in_c", [True, False])
+def test_position_table_decodes_what_whoosh_encodes(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, in_c: bool
+) -> None:
     """Positions decoded for many values at once are each value's own, as Whoosh decodes
-    it: values from the index, and made up ones with long gaps (other pickle opcodes) and
-    without their final STOP."""
+    it: values from the index, and made up ones with long gaps (other pickle opcodes),
+    over 1,000 positions (pickled in batches) and without their final STOP; in C and in
+    Python."""
+    if in_c:
+        assert speedups.compiled is not None, "the C speedups were not built"
+    monkeypatch.setattr(speedups, "enabled", in_c)
     fmt = formats.Positions()
-    made = [[0], [5, 300], [3, 70_000, 70_001], [65_535, 65_536], list(range(0, 2_000, 7))]
+    made = [
+        [0],
+        [5, 300],
+        [3, 70_000, 70_001],
+        [65_535, 65_536],
+        list(range(0, 2_000, 7)),
+        list(range(0, 9_000, 3)),
+    ]
     values = [fmt.encode(p) for p in made] + [fmt.encode([1, 2])[:-1]]
     with _searcher(index_dir) as searcher:
         for word in ("batch", "train", "network"):
@@ -189,6 +205,15 @@ def test_position_table_decodes_what_whoosh_encodes(index_dir: Path) -> None:
     assert positions.tolist() == want_positions
     empty_owners, empty_positions = masks._position_table([])
     assert len(empty_owners) == len(empty_positions) == 0
+
+
+def test_position_table_in_c_refuses_what_it_does_not_read() -> None:
+    assert speedups.compiled is not None, "the C speedups were not built"
+    fmt = formats.Positions()
+    good = fmt.encode([1, 5])
+    for bad in (b"", good[:6], good[:4] + b"\x80\x03" + good[6:], good + b"X", good[:-1] + b"N"):
+        with pytest.raises(ValueError, match="unexpected encoding"):
+            speedups.compiled.position_table([good, bad])
 
 
 def _matcher_postings(reader, fieldname: str, text: str):  # type: ignore[no-untyped-def]
@@ -244,7 +269,7 @@ def test_posting_lists_read_whole_are_whoosh_matchers_lists(
                     assert values == want_values, (fieldname, text)
                 long_lists += len(want_ids) > 128
         for segment, _ in reader.leaf_readers():  # read whole, not through the fallback
-            assert masks._raw_blocks(segment, "content", next(segment.field_terms("content")))
+            assert masks._raw_list(segment, "content", next(segment.field_terms("content")), False)
     ix.close()
     assert long_lists > 5
 
@@ -297,3 +322,91 @@ def test_pattern_postings_are_the_lists_of_the_words_it_expands_to(
         assert masks.pattern_postings(reader, wq.Prefix("year", "2")) is None  # not text
     ix.close()
     assert inlined and several_blocks
+
+
+def _raw_lists(reader, fieldnames):  # type: ignore[no-untyped-def]
+    """The bytes of every posting list kept in the postings file (not inlined)."""
+    for segment, _ in reader.leaf_readers():
+        terms = segment._terms
+        stats = W3TermInfo._struct.size
+        for fieldname in fieldnames:
+            for text in segment.field_terms(fieldname):
+                tbytes = segment._text_to_bytes(fieldname, text)
+                row = terms._tindex.get(terms._keycoder(fieldname, tbytes))
+                if row[0]:
+                    continue
+                offset = int.from_bytes(row[stats : stats + 8], "big")
+                length = int.from_bytes(row[stats + 8 : stats + 12], "big")
+                yield fieldname, text, terms._postfile.get(offset, length)
+
+
+@pytest.mark.parametrize("writer", ["pubsearch", "whoosh"])
+def test_posting_lists_decoded_in_c_are_what_pickle_reads(
+    tmp_path: Path, seeds_dir: Path, writer: str
+) -> None:
+    """Every list of either writer's index: the C decoder gives the numbers and weights
+    that Python's pickle gives, and refuses none of them."""
+    assert speedups.compiled is not None, "the C speedups were not built"
+    records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    if writer == "pubsearch":
+        build_index(tmp_path, records)
+        ix = storage.open_index(storage.current_generation(tmp_path))  # type: ignore[arg-type]
+    else:
+        ix = storage.create_index(tmp_path)
+        plain = SegmentWriter(ix)
+        for record in records:
+            plain.add_document(**record_fields(record))
+        plain.commit(merge=False)
+    decoded = 0
+    with ix.reader() as reader:
+        fields = ("title", "abstract", "content", "author", "subject", "keys", "id")
+        for _fieldname, text, raw in _raw_lists(reader, fields):
+            ids, weights = speedups.compiled.decode_list(raw, WHOOSH3_HEADER_MAGIC, zlib.decompress)
+            python = masks._BlockArrays()
+            python.add_list(raw)
+            want_ids, want_weights = python.arrays()
+            assert np.frombuffer(ids, dtype=np.int64).tolist() == want_ids.tolist(), text
+            assert np.frombuffer(weights, dtype=np.float64).tolist() == want_weights.tolist()
+            decoded += 1
+    ix.close()
+    assert decoded > 500
+
+
+@pytest.fixture(scope="module")
+def long_raw_list(tmp_path_factory: pytest.TempPathFactory, seeds_dir: Path) -> bytes:
+    """The bytes of a posting list of several compressed blocks."""
+    index_dir = tmp_path_factory.mktemp("decoder")
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    ix = storage.open_index(storage.current_generation(index_dir))  # type: ignore[arg-type]
+    with ix.reader() as reader:
+        raw = max((r for _, _, r in _raw_lists(reader, ["content"])), key=len)
+    ix.close()
+    return raw
+
+
+@given(damage=st.binary(max_size=64), where=st.integers(min_value=0, max_value=100_000))
+def test_the_c_decoder_refuses_damaged_lists(
+    long_raw_list: bytes, damage: bytes, where: int
+) -> None:
+    """Bytes changed, cut or added anywhere: a ValueError (or zlib's error), never a crash
+    or a read past the end."""
+    assert speedups.compiled is not None, "the C speedups were not built"
+    raw = long_raw_list
+    at = where % len(raw)
+    for broken in (raw[:at] + damage + raw[at + len(damage) :], raw[:at], raw + damage):
+        try:
+            speedups.compiled.decode_list(broken, WHOOSH3_HEADER_MAGIC, zlib.decompress)
+        except (ValueError, zlib.error):
+            pass
+
+
+@given(values=st.lists(st.binary(max_size=40), max_size=8))
+def test_the_c_position_decoder_refuses_damaged_values(values: list[bytes]) -> None:
+    assert speedups.compiled is not None, "the C speedups were not built"
+    fmt = formats.Positions()
+    for given_values in (values, [fmt.encode([1, 300, 70_000]), *values]):
+        try:
+            owners, positions = speedups.compiled.position_table(given_values)
+        except ValueError:
+            continue
+        assert len(owners) == len(positions)

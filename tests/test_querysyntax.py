@@ -12,6 +12,7 @@ from pubsearch.errors import QuerySyntaxError
 from pubsearch.querying import FIELDS
 from pubsearch.querysyntax import (
     MAX_DEPTH,
+    PROSE_MIN_WORDS,
     AllOf,
     AnyOf,
     Everything,
@@ -264,6 +265,31 @@ def test_a_quotation_in_prose_relaxes_with_the_words() -> None:
     assert tree.explicit == ()
     assert read('"graph networks" now').items[0] == Phrase("graph networks", None, 0, 16)
     assert read('title:"done."').explicit == (Phrase("done.", "title", 6, 13),)
+
+
+def test_in_pasted_prose_quotes_and_stars_are_punctuation() -> None:
+    prose = (
+        "We propose a method for spatiotemporal alignment of video and text that learns "
+        'the "semantic alignment" of the two from weak labels, and show results* on '
+        "three benchmarks, where it improves on earlier methods by a wide margin"
+    )
+    assert len(prose.split()) > PROSE_MIN_WORDS
+    tree = read(prose)
+    assert tree.explicit == ()
+    quoted, marked = prose.index('"semantic'), prose.index("results*")
+    assert Phrase("semantic alignment", None, quoted, quoted + 20, prose=True) in tree.bare
+    assert Word("results", None, marked, marked + 8) in tree.bare
+    fielded = read(prose + " author:lee -cnn")
+    end = len(prose)
+    assert fielded.explicit == (
+        Word("lee", "author", end + 8, end + 11),
+        Not(Word("cnn", None, end + 13, end + 16)),
+    )
+    short = read('the "semantic alignment" of results*')
+    assert short.explicit == (
+        Phrase("semantic alignment", None, 4, 24),
+        Pattern("results*", None, 28, 36),
+    )
 
 
 def test_smart_quotes_make_phrases() -> None:

@@ -1137,7 +1137,366 @@ run_ids(PyObject *module, PyObject *args)
     return runs(args, 1);
 }
 
+/* -- position lists, for phrase matching (masks._position_table) ------------------------ */
+
+/* Every position of every value of `values` (a list of bytes: Whoosh's encoded position
+ * lists, formats.Positions: a 4-byte count, then a protocol-2 pickle of the list of
+ * position deltas, its STOP often cut off) as two int64 buffers: the index of the value
+ * each position came from, and the position (the deltas summed, restarted at each value).
+ * Raises ValueError for anything else; the caller then decodes with pickle. */
+static PyObject *
+position_table(PyObject *module, PyObject *args)
+{
+    PyObject *values;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &values)) {
+        return NULL;
+    }
+    Buf owners = {0}, positions = {0};
+    Py_ssize_t count = PyList_GET_SIZE(values);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(values, i);
+        if (!PyBytes_Check(item)) {
+            goto unexpected;
+        }
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(item);
+        Py_ssize_t n = PyBytes_GET_SIZE(item);
+        /* count (4 bytes), PROTO 2, EMPTY_LIST, BINPUT or LONG_BINPUT */
+        if (n < 8 || p[4] != 0x80 || p[5] != 2 || p[6] != ']') {
+            goto unexpected;
+        }
+        Py_ssize_t at = 7;
+        if (p[at] == 'q') {
+            at += 2;
+        } else if (p[at] == 'r') {
+            at += 5;
+        }
+        int64_t position = 0;
+        while (at < n) {
+            unsigned char op = p[at++];
+            int64_t delta;
+            if (op == 'K' && at + 1 <= n) {
+                delta = p[at];
+                at += 1;
+            } else if (op == 'M' && at + 2 <= n) {
+                delta = (int64_t)p[at] | ((int64_t)p[at + 1] << 8);
+                at += 2;
+            } else if (op == 'J' && at + 4 <= n) {
+                /* signed, little-endian, as pickle writes it */
+                uint32_t v = (uint32_t)p[at] | ((uint32_t)p[at + 1] << 8) |
+                             ((uint32_t)p[at + 2] << 16) | ((uint32_t)p[at + 3] << 24);
+                delta = (int32_t)v;
+                at += 4;
+            } else if (op == '(') {
+                continue; /* MARK: pickle appends a long list in batches of 1,000 */
+            } else if (op == 'a' || op == 'e') {
+                continue;
+            } else if (op == '.' && at == n) {
+                break;
+            } else {
+                goto unexpected;
+            }
+            position += delta;
+            int64_t owner = i;
+            if (buf_put(&owners, &owner, 8) < 0 || buf_put(&positions, &position, 8) < 0) {
+                goto fail;
+            }
+        }
+    }
+    PyObject *result = Py_BuildValue(
+        "(y#y#)", owners.data ? owners.data : "", owners.len,
+        positions.data ? positions.data : "", positions.len);
+    buf_free(&owners);
+    buf_free(&positions);
+    return result;
+unexpected:
+    PyErr_SetString(PyExc_ValueError, "unexpected encoding of positions");
+fail:
+    buf_free(&owners);
+    buf_free(&positions);
+    return NULL;
+}
+
+/* -- posting lists, read back (masks._raw_list) ------------------------------------------ */
+
+/* A reader of the few pickles a W3 block holds: tuples of numbers, None, and the rest
+ * skipped. Any other opcode makes it fail, and the caller unpickles in Python. */
+typedef struct {
+    const unsigned char *p;
+    Py_ssize_t at;
+    Py_ssize_t n;
+} PkReader;
+
+static int
+pkr_header(PkReader *r)
+{
+    if (r->at + 2 <= r->n && r->p[r->at] == 0x80) { /* PROTO */
+        r->at += 2;
+    }
+    if (r->at + 9 <= r->n && r->p[r->at] == 0x95) { /* FRAME */
+        r->at += 9;
+    }
+    return 0;
+}
+
+static void
+pkr_memo(PkReader *r)
+{
+    if (r->at + 2 <= r->n && r->p[r->at] == 'q') { /* BINPUT */
+        r->at += 2;
+    } else if (r->at + 5 <= r->n && r->p[r->at] == 'r') { /* LONG_BINPUT */
+        r->at += 5;
+    } else if (r->at < r->n && r->p[r->at] == 0x94) { /* MEMOIZE */
+        r->at += 1;
+    }
+}
+
+/* One number (BININT1, BININT2, BININT, LONG1 of up to 8 bytes, BINFLOAT) into *out;
+ * 1 when read, 0 when the next opcode is not a number, -1 when the data ends. */
+static int
+pkr_number(PkReader *r, double *out)
+{
+    if (r->at >= r->n) {
+        return -1;
+    }
+    const unsigned char *p = r->p + r->at + 1;
+    Py_ssize_t left = r->n - r->at - 1;
+    switch (r->p[r->at]) {
+    case 'K':
+        if (left < 1) return -1;
+        *out = p[0];
+        r->at += 2;
+        return 1;
+    case 'M':
+        if (left < 2) return -1;
+        *out = (double)((uint32_t)p[0] | ((uint32_t)p[1] << 8));
+        r->at += 3;
+        return 1;
+    case 'J': {
+        if (left < 4) return -1;
+        uint32_t u = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                     ((uint32_t)p[3] << 24);
+        *out = (double)(int32_t)u;
+        r->at += 5;
+        return 1;
+    }
+    case 0x8a: { /* LONG1 */
+        if (left < 1 || p[0] > 8 || left < 1 + p[0]) return -1;
+        int len = p[0];
+        uint64_t u = 0;
+        for (int i = 0; i < len; i++) {
+            u |= (uint64_t)p[1 + i] << (8 * i);
+        }
+        if (len > 0 && len < 8 && (p[len] & 0x80)) {
+            u |= ~(uint64_t)0 << (8 * len); /* negative: extend the sign */
+        }
+        *out = (double)(int64_t)u;
+        r->at += 2 + len;
+        return 1;
+    }
+    case 'G': { /* BINFLOAT, big-endian */
+        if (left < 8) return -1;
+        uint64_t u = 0;
+        for (int i = 0; i < 8; i++) {
+            u = (u << 8) | p[i];
+        }
+        double d;
+        memcpy(&d, &u, 8);
+        *out = d;
+        r->at += 9;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* A tuple of numbers (empty, TUPLE1-3, or MARK ... TUPLE), each put in `out` as a double;
+ * its length in *count: 0. A number alone (not in a tuple): 1, *count 1. -1 for anything
+ * else, -2 when out of memory. */
+static int
+pkr_numbers(PkReader *r, Buf *out, Py_ssize_t *count)
+{
+    *count = 0;
+    if (r->at >= r->n) {
+        return -1;
+    }
+    if (r->p[r->at] == ')') { /* EMPTY_TUPLE */
+        r->at += 1;
+        pkr_memo(r);
+        return 0;
+    }
+    int marked = r->p[r->at] == '(';
+    if (marked) {
+        r->at += 1;
+    }
+    for (;;) {
+        double v;
+        int got = pkr_number(r, &v);
+        if (got < 0) {
+            return -1;
+        }
+        if (got == 0) {
+            break;
+        }
+        if (buf_put(out, &v, sizeof v) < 0) {
+            return -2;
+        }
+        (*count)++;
+    }
+    if (r->at >= r->n) {
+        return -1;
+    }
+    unsigned char op = r->p[r->at];
+    if (!marked && *count == 1 && op != 0x85) {
+        return 1; /* one number, not in a tuple */
+    }
+    r->at += 1;
+    if (marked ? op != 't' : !(op == 0x85 + *count - 1 && *count >= 1 && *count <= 3)) {
+        return -1;
+    }
+    pkr_memo(r);
+    return 0;
+}
+
+/* Every block of one W3 posting list (the bytes of the postings file from its magic on):
+ * the document numbers (each block's deltas summed) and the weights, as int64 and float64
+ * bytes. `decompress` is zlib.decompress, for blocks stored compressed. */
+static PyObject *
+decode_list(PyObject *module, PyObject *args)
+{
+    Py_buffer raw;
+    const char *magic;
+    Py_ssize_t magic_len;
+    PyObject *decompress;
+    if (!PyArg_ParseTuple(args, "y*y#O", &raw, &magic, &magic_len, &decompress)) {
+        return NULL;
+    }
+    Buf ids = {0}, weights = {0}, numbers = {0};
+    PyObject *inflated = NULL;
+    const unsigned char *p = raw.buf;
+    Py_ssize_t n = raw.len;
+    if (n < magic_len || memcmp(p, magic, (size_t)magic_len) != 0) {
+        goto unexpected;
+    }
+    Py_ssize_t at = magic_len;
+    int last = 0;
+    while (!last) {
+        if (at + 4 > n) {
+            goto unexpected;
+        }
+        int32_t size = (int32_t)(((uint32_t)p[at] << 24) | ((uint32_t)p[at + 1] << 16) |
+                                 ((uint32_t)p[at + 2] << 8) | (uint32_t)p[at + 3]);
+        last = size < 0;
+        Py_ssize_t length = size < 0 ? -(Py_ssize_t)size : size;
+        at += 4;
+        if (at + length > n) {
+            goto unexpected;
+        }
+        /* The block's info: (postings, last id, highest weight, compression, lengths) */
+        PkReader info = {p + at, 0, length};
+        Py_ssize_t fields;
+        numbers.len = 0;
+        pkr_header(&info);
+        int got = pkr_numbers(&info, &numbers, &fields);
+        if (got == -2) {
+            goto fail;
+        }
+        if (got != 0 || fields != 6 || info.at >= info.n || info.p[info.at] != '.') {
+            goto unexpected;
+        }
+        double *row = (double *)numbers.data;
+        if (row[0] < 1 || row[0] > 1e9) {
+            goto unexpected;
+        }
+        Py_ssize_t count = (Py_ssize_t)row[0];
+        int compressed = row[3] != 0;
+        info.at += 1;
+        /* The block's data: (id deltas, weights, values), compressed or not */
+        PkReader data = {info.p + info.at, 0, info.n - info.at};
+        if (compressed) {
+            inflated = PyObject_CallFunction(
+                decompress, "y#", (const char *)data.p, data.n);
+            if (inflated == NULL) {
+                goto fail;
+            }
+            data.p = (const unsigned char *)PyBytes_AS_STRING(inflated);
+            data.n = PyBytes_GET_SIZE(inflated);
+        }
+        pkr_header(&data);
+        numbers.len = 0;
+        Py_ssize_t found;
+        got = pkr_numbers(&data, &numbers, &found);
+        if (got == -2) {
+            goto fail;
+        }
+        if (got != 0 || found != count) {
+            goto unexpected;
+        }
+        int64_t doc = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            doc += (int64_t)((double *)numbers.data)[i];
+            if (buf_put(&ids, &doc, 8) < 0) {
+                goto fail;
+            }
+        }
+        /* weights: None (all 1), one number (all the same) or a tuple of them */
+        if (data.at >= data.n) {
+            goto unexpected;
+        }
+        numbers.len = 0;
+        if (data.p[data.at] == 'N') {
+            got = 1; /* None: every weight 1 */
+            double one = 1.0;
+            if (buf_put(&numbers, &one, 8) < 0) {
+                goto fail;
+            }
+        } else {
+            got = pkr_numbers(&data, &numbers, &found);
+            if (got == -2) {
+                goto fail;
+            }
+            if (got < 0 || (got == 0 && found != count)) {
+                goto unexpected;
+            }
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            /* a tuple: its own weight each; one number (or None): the same for all */
+            double *weight = (double *)numbers.data + (got == 0 ? i : 0);
+            if (buf_put(&weights, weight, 8) < 0) {
+                goto fail;
+            }
+        }
+        Py_CLEAR(inflated);
+        at += length;
+    }
+    if (at != n) {
+        goto unexpected;
+    }
+    PyObject *result = Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
+                                     weights.data ? weights.data : "", weights.len);
+    buf_free(&ids);
+    buf_free(&weights);
+    buf_free(&numbers);
+    PyBuffer_Release(&raw);
+    return result;
+unexpected:
+    PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
+fail:
+    Py_XDECREF(inflated);
+    buf_free(&ids);
+    buf_free(&weights);
+    buf_free(&numbers);
+    PyBuffer_Release(&raw);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"decode_list", decode_list, METH_VARARGS,
+     "decode_list(raw, magic, decompress) -> (ids, weights), int64 and float64 bytes\n\n"
+     "A W3 posting list's document numbers and weights; see masks._raw_list."},
+    {"position_table", position_table, METH_VARARGS,
+     "position_table(values) -> (owners, positions), int64 bytes each\n\n"
+     "Every position of Whoosh's encoded position lists; see masks._position_table."},
     {"write_blocks", (PyCFunction)(void (*)(void))write_blocks, METH_VARARGS | METH_KEYWORDS,
      "write_blocks(bounds, docs, weights, lengths, values, starts, ends, fixed_values, fixed,\n"
      "             mode, has_empty, int_weights, blocklimit, compression, min_compressed,\n"

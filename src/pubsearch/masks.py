@@ -17,7 +17,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from whoosh.codec.whoosh3 import (
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.system import _INT_SIZE
 
+from pubsearch import speedups
 from pubsearch.facets import BoolArray, IntArray
 
 FloatArray = npt.NDArray[np.float64]
@@ -271,37 +272,16 @@ def _segment_pattern_postings(
     first = min((o for o, _ in extents.values()), default=0)
     end = max((o + n for o, n in extents.values()), default=0)
     joined = terms._postfile.get(first, end - first) if extents else b""
-    # Every block's document-number deltas and weights, joined; each block restarts at 0.
-    deltas: list[int] = []
-    weights: list[float] = []
-    block_starts: list[int] = []
+    decoded = _BlockArrays()
     list_ends: list[int] = []
     for number in range(len(words)):
         if number in inline:
-            inline_ids, inline_weights = inline[number]
-            block_starts.append(len(deltas))
-            deltas.append(inline_ids[0])
-            deltas.extend(b - a for a, b in zip(inline_ids, inline_ids[1:], strict=False))
-            weights.extend(inline_weights)
+            decoded.add_postings(*inline[number])
         else:
             offset, length = extents[number]
-            raw = joined[offset - first : offset - first + length]
-            for info, (block_deltas, block_weights, _) in w3_blocks(raw):
-                block_starts.append(len(deltas))
-                deltas.extend(block_deltas)
-                if block_weights is None:
-                    weights.extend([1.0] * info[0])
-                elif isinstance(block_weights, float):
-                    weights.extend([block_weights] * info[0])
-                else:
-                    weights.extend(block_weights)
-        list_ends.append(len(deltas))
-    steps = np.asarray(deltas, dtype=np.int64)
-    running = np.cumsum(steps)
-    starts = np.asarray(block_starts, dtype=np.int64)
-    counts = np.diff(np.append(starts, len(steps)))
-    ids = running - np.repeat(running[starts] - steps[starts], counts)
-    weight_array = np.asarray(weights, dtype=np.float64)
+            decoded.add_list(joined[offset - first : offset - first + length])
+        list_ends.append(len(decoded))
+    ids, weight_array = decoded.arrays()
     bounds = [0, *list_ends]
     return [
         (word, ids[bounds[i] : bounds[i + 1]], weight_array[bounds[i] : bounds[i + 1]])
@@ -416,13 +396,12 @@ def _read_postings(
     for segment, offset in reader.leaf_readers():
         if (fieldname, text) not in segment:
             continue
-        blocks = _raw_blocks(segment, fieldname, text)
-        if blocks is not None:
-            for raw_ids, raw_weights, raw_values in blocks:
-                ids.append(raw_ids + offset)
-                weights.append(raw_weights)
-                if values is not None:
-                    values.extend(raw_values)
+        whole = _raw_list(segment, fieldname, text, with_values)
+        if whole is not None:
+            ids.append(whole[0] + offset)
+            weights.append(whole[1])
+            if values is not None:
+                values.extend(whole[2])
             continue
         matcher = segment.postings(fieldname, text)
         if isinstance(matcher, FilterMatcher):  # the segment's deletions: masked by callers
@@ -453,13 +432,13 @@ def _read_postings(
     return np.concatenate(ids), np.concatenate(weights), values
 
 
-def _raw_blocks(
-    segment: Any, fieldname: str, text: str | bytes
-) -> list[tuple[IntArray, FloatArray, Any]] | None:
-    """The blocks of a posting list in a whoosh3 segment, deleted documents included: each
-    block's document numbers, weights and values (as Whoosh's block holds them), from one
-    read of the list's bytes. None when the list is not a run of W3 blocks (postings kept
-    in the terms file, another codec): then Whoosh's matcher reads it.
+def _raw_list(
+    segment: Any, fieldname: str, text: str | bytes, with_values: bool
+) -> tuple[IntArray, FloatArray, list[Any]] | None:
+    """A posting list in a whoosh3 segment, deleted documents included: its document
+    numbers, weights and (with ``with_values``) values, from one read of the list's bytes.
+    None when the list is not a run of W3 blocks (postings kept in the terms file, another
+    codec): then Whoosh's matcher reads it.
 
     Whoosh's matcher reads a block's header pickle from the file opcode by opcode (some 20
     file reads a block); this reads the list once and takes the blocks apart in memory."""
@@ -476,18 +455,72 @@ def _raw_blocks(
     raw = terms._postfile.get(offset, length)
     if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
         return None
-    blocks = []
-    for info, (deltas, block_weights, block_values) in w3_blocks(raw):
-        count = info[0]
-        block_ids = np.cumsum(np.asarray(deltas, dtype=np.int64))
-        if block_weights is None:
-            weight_array = np.ones(count, dtype=np.float64)
-        elif isinstance(block_weights, float):
-            weight_array = np.full(count, block_weights, dtype=np.float64)
+    compiled = speedups.active()
+    if compiled is not None and not with_values:
+        try:
+            ids_bytes, weights_bytes = compiled.decode_list(
+                raw, WHOOSH3_HEADER_MAGIC, zlib.decompress
+            )
+        except ValueError:
+            pass  # pickles the C code does not read: Python's pickle reads them
         else:
-            weight_array = np.asarray(block_weights, dtype=np.float64)
-        blocks.append((block_ids, weight_array, block_values))
-    return blocks
+            return (
+                np.frombuffer(ids_bytes, dtype=np.int64),
+                np.frombuffer(weights_bytes, dtype=np.float64),
+                [],
+            )
+    decoded = _BlockArrays(with_values)
+    decoded.add_list(raw)
+    ids, weights = decoded.arrays()
+    return ids, weights, decoded.values
+
+
+class _BlockArrays:
+    """Posting lists' blocks joined into arrays: each block's id deltas and weights are
+    gathered in Python lists and turned into arrays once, not a block at a time."""
+
+    def __init__(self, with_values: bool = False) -> None:
+        self.deltas: list[int] = []
+        self.weights: list[float] = []
+        self.block_starts: list[int] = []
+        self.values: list[Any] = []
+        self.with_values = with_values
+
+    def add_list(self, raw: bytes) -> None:
+        """The blocks of one list's bytes (see w3_blocks)."""
+        deltas, weights = self.deltas, self.weights
+        for info, (block_deltas, block_weights, block_values) in w3_blocks(raw):
+            self.block_starts.append(len(deltas))
+            deltas.extend(block_deltas)
+            if block_weights is None:
+                weights.extend([1.0] * info[0])
+            elif isinstance(block_weights, float):
+                weights.extend([block_weights] * info[0])
+            else:
+                weights.extend(block_weights)
+            if self.with_values:
+                self.values.extend(block_values)
+
+    def add_postings(self, ids: Any, weights: Any) -> None:
+        """A list given as its document numbers and weights (kept in the terms file)."""
+        self.block_starts.append(len(self.deltas))
+        self.deltas.append(ids[0])
+        self.deltas.extend(b - a for a, b in zip(ids, ids[1:], strict=False))
+        self.weights.extend(weights)
+
+    def __len__(self) -> int:
+        return len(self.deltas)
+
+    def arrays(self) -> tuple[IntArray, FloatArray]:
+        """Every posting's document number (each block's deltas summed from 0) and weight."""
+        steps = np.asarray(self.deltas, dtype=np.int64)
+        if not len(steps):
+            return steps, np.zeros(0, dtype=np.float64)
+        running = np.cumsum(steps)
+        starts = np.asarray(self.block_starts, dtype=np.int64)
+        counts = np.diff(np.append(starts, len(steps)))
+        ids = running - np.repeat(running[starts] - steps[starts], counts)
+        return ids, np.asarray(self.weights, dtype=np.float64)
 
 
 def w3_blocks(raw: bytes) -> Iterator[tuple[tuple[Any, ...], tuple[Any, Any, Any]]]:
@@ -620,7 +653,8 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     for word in words:
         ids, word_values = _postings_with_values(reader, fieldname, word)
         lists.append((ids, word_values))
-        candidates = ids if candidates is None else np.intersect1d(candidates, ids)
+        # Posting lists are sorted and without repeats: no sort needed to intersect them.
+        candidates = ids if candidates is None else _sorted_common(candidates, ids)
         if not len(candidates):
             return candidates
     assert candidates is not None
@@ -632,21 +666,43 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         for k, word_values in enumerate(values):
             owners, positions = _position_table(word_values)
             fits = positions >= k  # word k cannot start a phrase before position 0
-            keys = owners[fits] * _POSITION_SPAN + (positions[fits] - k)
-            # Candidates in order, each one's positions rising: the keys are sorted and
-            # distinct already, which is checked (linear) rather than sorted again.
-            if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
-                keys = np.unique(keys)
+            keys = _sorted_keys(owners[fits], positions[fits] - k)
             starts = keys if starts is None else _sorted_common(starts, keys)
             if not len(starts):
                 break
         assert starts is not None
-        return candidates[np.unique(starts // _POSITION_SPAN)]
-    found = []
-    for i, docnum in enumerate(candidates.tolist()):
-        if _within_slop([list(_positions(v[i])) for v in values], slop):
-            found.append(docnum)
-    return np.asarray(found, dtype=np.int64)
+        return candidates[_first_of_runs(starts // _POSITION_SPAN)]
+    # Words up to ``slop`` apart: (candidate, position) keys of each word that stand 1 to
+    # ``slop`` after a key reached by the word before (the nearest key before it decides).
+    reached: IntArray | None = None
+    for word_values in values:
+        keys = _sorted_keys(*_position_table(word_values))
+        if reached is not None:
+            before = np.searchsorted(reached, keys, side="left") - 1  # the nearest below
+            gap = keys - reached[np.maximum(before, 0)]
+            keys = keys[(before >= 0) & (gap <= slop)]
+        reached = keys
+        if not len(reached):
+            return np.zeros(0, dtype=np.int64)
+    assert reached is not None
+    return candidates[_first_of_runs(reached // _POSITION_SPAN)]
+
+
+def _sorted_keys(owners: IntArray, positions: IntArray) -> IntArray:
+    """(candidate, position) as one number each, sorted."""
+    keys = owners * _POSITION_SPAN + positions
+    # Candidates in order, each one's positions rising: the keys are sorted and distinct
+    # already, which is checked (linear) rather than sorted again.
+    if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
+        keys = np.unique(keys)
+    return keys
+
+
+def _first_of_runs(sorted_values: IntArray) -> IntArray:
+    """Each value of a sorted array once."""
+    if len(sorted_values) < 2:
+        return sorted_values
+    return sorted_values[np.r_[True, sorted_values[1:] != sorted_values[:-1]]]
 
 
 def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
@@ -672,13 +728,20 @@ def _position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
 
     Each value is a 4-byte count and a pickled list of position deltas
     (formats.Positions.encode). The values are joined, their counts and pickle headers cut
-    out with numpy, and the rest unpickled as one list of lists, in one call (a slice per
-    value in Python took twice as long: 151 against 64 ms for a phrase of three common
-    words at 102k records).
+    out with numpy, and the rest unpickled as one list of lists, in one call; with the C
+    speedups, the pickles' opcodes are read in C.
     """
     if not values:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
+    compiled = speedups.active()
+    if compiled is not None:
+        try:
+            owners, positions = compiled.position_table(values)
+        except ValueError:
+            pass  # not the encoding the C code reads: pickle decides
+        else:
+            return np.frombuffer(owners, dtype=np.int64), np.frombuffer(positions, dtype=np.int64)
     joined = np.frombuffer(b"".join(values), dtype=np.uint8)
     sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     ends = np.cumsum(sizes)
@@ -708,24 +771,6 @@ def _position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
 
 _STOP = ord(".")
 _PICKLE_PROTOCOL_2 = b"\x80\x02"
-
-
-def _within_slop(positions: list[list[int]], slop: int) -> bool:
-    """Whether each word has a position 1 to ``slop`` after one of the previous word's
-    positions reached so far, from the first word to the last."""
-    ends = positions[0]
-    for following in positions[1:]:
-        ends = [p for p in following if any(1 <= p - e <= slop for e in ends)]
-        if not ends:
-            return False
-    return True
-
-
-def _positions(value: bytes) -> Iterator[int]:
-    """formats.Positions.decode_positions, as an iterator."""
-    if not value.endswith(b"."):
-        value += b"."
-    return accumulate(pickle.loads(value[_INT_SIZE:]))
 
 
 def _values_for(ids: IntArray, values: list[bytes], docs: IntArray) -> list[bytes]:

@@ -22,6 +22,9 @@ only looks like syntax is read as words, with a notice saying so:
   matches every record; a ``?`` ending a word is punctuation (``Alzheimer's?``); one
   leading a word, or a pattern with too short a start (``*ing``, ``b*``), is read as the
   word without it.
+* Text of more than :data:`PROSE_MIN_WORDS` words is prose, as a pasted abstract is: its
+  quotations are phrases that relax with its words, and a ``*`` glued to a word (a
+  footnote mark) is punctuation. Fields and operators keep their meaning in it.
 * ``^2`` after a word, phrase or group boosts it; ``"..."~3`` lets a phrase's words be up
   to 3 apart. Anywhere else ``^`` and ``~`` are punctuation.
 
@@ -39,6 +42,9 @@ from dataclasses import dataclass, field
 from pubsearch.errors import QuerySyntaxError
 
 MIN_WILDCARD_PREFIX = 2  # "op*" is fine; "*ing" or "b*" would scan the whole vocabulary
+# A text of more words than this is prose (a pasted paragraph): its quotations relax with
+# its words, and a * glued to one of its words is a mark, not a wildcard.
+PROSE_MIN_WORDS = 20
 # In text with no lower-case letter and more words than this, AND, OR and NOT are words.
 CAPITALS_MAX_OPERATOR_WORDS = 4
 
@@ -206,9 +212,12 @@ class _Reader:
     operators: bool = True
     # Where an operator word stands with nothing to join: read as a word there.
     literal: set[int] = field(default_factory=set)
+    # A text of more than PROSE_MIN_WORDS words is pasted prose (see the module's doc).
+    prose: bool = False
 
     def read(self) -> Sequence:
         words = self.text.split()
+        self.prose = len(words) > PROSE_MIN_WORDS
         if len(words) > CAPITALS_MAX_OPERATOR_WORDS and not any(c.islower() for c in self.text):
             self.operators = False
             if any(w in OPERATORS for w in words):
@@ -368,7 +377,7 @@ class _Reader:
         self.pos = close + 1
         if fieldname in self.fields.years:
             return _years(fieldname, fieldname, inner.strip())
-        if inner.rstrip().endswith(_PROSE_ENDS) and fieldname is None:
+        if (self.prose or inner.rstrip().endswith(_PROSE_ENDS)) and fieldname is None:
             # A quotation in pasted prose ('using "artificial spermatids."'): a phrase that
             # relaxes with the words around it.
             return Phrase(inner, None, start, close + 1, prose=True)
@@ -473,6 +482,8 @@ class _Reader:
             return Everything(fieldname) if "*" in run else None
         literal = _WILDCARD.split(run, maxsplit=1)[0]
         plain = _WILDCARD.sub(" ", run).strip()
+        if self.prose and fieldname is None:
+            return Word(plain, None, start, end, boost) if plain else None  # "result*": a mark
         if len(_WORD_CHARS.findall(literal)) < MIN_WILDCARD_PREFIX:
             where = (
                 "start a word"
@@ -509,8 +520,8 @@ class _Reader:
         return word
 
     def _skip_space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
+        if self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
 
     def _at_end(self) -> bool:
         return self.pos >= len(self.text)
@@ -520,6 +531,7 @@ class _Reader:
 
 
 _RANGE_END = re.compile(r"[\]}]")
+_SPACE = re.compile(r"\s*")
 # A quotation of prose ends with these inside its quotes; a phrase people type does not.
 _PROSE_ENDS = (".", ",", ";", "!", "?")
 

@@ -42,14 +42,17 @@ class LuceneBM25(scoring.BM25F):  # type: ignore[misc]  # whoosh is Any to mypy
     """Whoosh's per-field BM25 with Lucene's (always positive) idf."""
 
     def idf(self, searcher: Any, fieldname: str, text: str) -> float:
-        docs = searcher.doc_count_all()
-        df = searcher.doc_frequency(fieldname, text)
-        return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+        return idf(searcher.doc_count_all(), searcher.doc_frequency(fieldname, text))
 
     def idf_array(self, docs: int, dfs: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """:meth:`idf` of many words at once, from their document frequencies (the words
         of a prefix: thousands, where each look-up of a frequency costs a read)."""
         return np.log(1.0 + (docs - dfs + 0.5) / (dfs + 0.5))
+
+
+def idf(docs: int, df: int) -> float:
+    """Lucene's idf of a word in ``df`` of ``docs`` documents."""
+    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
 
 
 def weighting() -> scoring.WeightingModel:

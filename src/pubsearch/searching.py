@@ -50,6 +50,10 @@ MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
 DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
+# Document frequencies kept per generation before they are forgotten (about 100 bytes each).
+MAX_KEPT_FREQUENCIES = 200_000
+# Spelling is suggested for queries of at most this many words (typed, not pasted).
+MAX_SUGGEST_WORDS = 8
 # A relaxed query's words are listed in its note up to this many.
 RELAXED_WORDS_LISTED = 8
 # More-like-this: (field, weight, key terms taken from it) for related records.
@@ -219,6 +223,17 @@ class _Generation:
     index: Index
     facets: FacetTable | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Words' document frequencies in the combined field, as long texts ask for them (each
+    # costs a look-up in every segment).
+    frequencies: dict[str, int] = field(default_factory=dict)
+
+    def doc_frequency(self, searcher: Searcher, stem: str) -> int:
+        found = self.frequencies.get(stem)
+        if found is None:
+            found = self.frequencies[stem] = int(searcher.doc_frequency(DEFAULT_FIELD, stem))
+            if len(self.frequencies) > MAX_KEPT_FREQUENCIES:
+                self.frequencies.clear()
+        return found
 
 
 class SearchService:
@@ -341,10 +356,11 @@ class SearchService:
         reading (any bare word may be missing): every word is required, unless that finds
         too few for a longer query (see querying.TextQuery)."""
 
+        gen = self._current_generation()
+
         def informativeness(stem: str) -> float:
-            if not searcher.doc_frequency(DEFAULT_FIELD, stem):
-                return 0.0
-            return float(searcher.idf(DEFAULT_FIELD, stem))
+            df = gen.doc_frequency(searcher, stem)
+            return ranking.idf(searcher.doc_count_all(), df) if df else 0.0
 
         parsed = parse_text_query(text, searcher.schema, informativeness)
         if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
@@ -534,9 +550,12 @@ class SearchService:
         """The query with each word that no record has replaced by the nearest word of
         the titles (Whoosh's corrector: same first letter, at most 2 edits), when that
         query finds something; None otherwise."""
+        words = query_words(text)
+        if len(words) > MAX_SUGGEST_WORDS:
+            return None  # a pasted text: its odd words are not typing mistakes
         corrector = None
         replaced: list[tuple[int, int, str]] = []
-        for word in query_words(text):
+        for word in words:
             core = _WORD_CORE.search(text, word.start, word.end)
             if core is None:
                 continue
