@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from pubsearch import batch
 from pubsearch.batch import read_queries
 from pubsearch.cli import main
 from pubsearch.errors import ReadError
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def run(*args: str) -> Result:
@@ -213,6 +216,40 @@ def test_not_utf8_names_the_line(tmp_path: Path) -> None:
 def test_bad_hits_and_missing_index(seed_index: Path, tsv: Path, tmp_path: Path) -> None:
     assert_one_line_error(run("batch", str(tsv), "--index", str(seed_index), "--hits", "0"), 2)
     assert_one_line_error(run("batch", str(tsv), "--index", str(tmp_path / "none")), 1)
+
+
+def test_300_pasted_paragraphs_with_stray_syntax_all_find_records(tmp_path: Path) -> None:
+    """Paragraphs of real abstracts with ?, *, :, brackets and quotes strewn in: every one
+    is searched and finds records, its own first."""
+    sample = DATA / "arxiv-2024-2026.sample.jsonl"
+    index_dir = tmp_path / "ix"
+    assert run("index", "--index", str(index_dir), str(sample)).exit_code == 0
+    records = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    strays = ["?", "*", ":", "(", ")", "[", "]", '"', "\u201c", "{", "}", "-", "^", "~"]
+    rng = random.Random(17)
+    lines = []
+    for number, record in enumerate(records[:300]):
+        words = record["abstract"].split()[:45]
+        for _ in range(6):
+            at = rng.randrange(len(words))
+            stray = rng.choice(strays)
+            where = rng.random()
+            if where < 0.4:
+                words[at] = stray + words[at]
+            elif where < 0.8:
+                words[at] = words[at] + stray
+            else:
+                words.insert(at, stray)
+        lines.append(f"p{number}\t{' '.join(words)}\n")
+    queries = write(tmp_path / "pasted.tsv", "".join(lines))
+    result = run("batch", str(queries), "--index", str(index_dir), "--hits", "5")
+    assert result.exit_code == 0, result.stderr
+    rows = run_rows(result.stdout)
+    assert {row[0] for row in rows} == {f"p{n}" for n in range(300)}
+    firsts = {row[0]: row[2] for row in rows if row[3] == "1"}
+    own = sum(firsts[f"p{n}"] == records[n]["id"] for n in range(300))
+    assert own >= 295, own
+    assert result.stderr.splitlines()[-1] == "searched 300 of 300 queries"
 
 
 def test_read_queries_raises_for_a_line_that_is_no_query_unless_collecting(tmp_path: Path) -> None:

@@ -279,12 +279,13 @@ def test_in_pasted_prose_quotes_and_stars_are_punctuation() -> None:
     quoted, marked = prose.index('"semantic'), prose.index("results*")
     assert Phrase("semantic alignment", None, quoted, quoted + 20, prose=True) in tree.bare
     assert Word("results", None, marked, marked + 8) in tree.bare
-    fielded = read(prose + " author:lee -cnn")
+    fielded = read(prose + " author:lee -cnn NOT rnn")
     end = len(prose)
     assert fielded.explicit == (
         Word("lee", "author", end + 8, end + 11),
-        Not(Word("cnn", None, end + 13, end + 16)),
+        Not(Word("rnn", None, end + 21, end + 24)),
     )
+    assert Word("-cnn", None, end + 12, end + 16) in fielded.bare  # a dash in prose
     short = read('the "semantic alignment" of results*')
     assert short.explicit == (
         Phrase("semantic alignment", None, 4, 24),

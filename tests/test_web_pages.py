@@ -153,6 +153,46 @@ def test_no_hits_offers_the_nearest_broader_search(client: FlaskClient) -> None:
     assert "with these filters" in filtered
 
 
+def test_relaxed_words_and_how_the_query_was_read_are_shown(client: FlaskClient) -> None:
+    page = text(client, "/?q=author%3Alin+batch+size+distributed+zebra+%3Ftransverse")
+    note = re.search(r'<div class="message relaxed">\s*<p>(.*?)</p>', page, re.DOTALL)
+    assert note is not None
+    assert html.unescape(note.group(1)) == (
+        "No record has all of: batch, size, distributed, zebra, transverse; "
+        "showing records with most of them."
+    )
+    notices = re.findall(r'<ul class="notices"[^>]*>(.*?)</ul>', page, re.DOTALL)
+    assert len(notices) == 1 and "a wildcard cannot start a word" in html.unescape(notices[0])
+    plain = text(client, "/?q=batch+size")
+    assert 'class="message relaxed"' not in plain and 'class="notices"' not in plain
+
+
+def test_an_untitled_record_shows_its_first_words_marked_as_such(
+    tmp_path: Path,
+) -> None:
+    from pubsearch.indexing import build_index
+    from pubsearch.readers import ReadReport, read_paths
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(
+        '{"_id": "7", "title": "", "text": "Compact memories have flexible capacities. '
+        'A digital data storage system is described."}\n',
+        encoding="utf-8",
+    )
+    build_index(tmp_path / "ix", read_paths([corpus], ReadReport()))
+    app = create_app(tmp_path / "ix", test_config={"TESTING": True})
+    try:
+        page = text(app.test_client(), "/?q=digital+memories")
+    finally:
+        app.extensions[SERVICE_KEY].close()
+    title = re.search(r'<h2 class="hit-title untitled"[^>]*><a [^>]*>(.*?)</a></h2>', page)
+    assert title is not None
+    assert title.group(1) == (
+        '<span class="untitled-label">Untitled:</span> Compact <mark>memories</mark> '
+        "have flexible capacities"
+    )
+
+
 def test_no_hits_and_nothing_to_offer(client: FlaskClient) -> None:
     assert "Try fewer or different words" in text(client, "/?q=zzzqqq")
 

@@ -24,7 +24,8 @@ only looks like syntax is read as words, with a notice saying so:
   word without it.
 * Text of more than :data:`PROSE_MIN_WORDS` words is prose, as a pasted abstract is: its
   quotations are phrases that relax with its words, and a ``*`` glued to a word (a
-  footnote mark) is punctuation. Fields and operators keep their meaning in it.
+  footnote mark) and a ``-`` or ``+`` before one are punctuation. Fields and AND, OR, NOT
+  keep their meaning in it.
 * ``^2`` after a word, phrase or group boosts it; ``"..."~3`` lets a phrase's words be up
   to 3 apart. Anywhere else ``^`` and ``~`` are punctuation.
 
@@ -326,7 +327,10 @@ class _Reader:
         return self._primary(fieldname)
 
     def _sign(self) -> str:
-        """``+`` or ``-`` when one starts a word and applies to what follows."""
+        """``+`` or ``-`` when one starts a word and applies to what follows (not in
+        prose: a dash before a word of a pasted paragraph is a dash)."""
+        if self.prose:
+            return ""
         text, pos = self.text, self.pos
         if text[pos] not in "+-" or pos + 1 >= len(text):
             return ""
