@@ -5,6 +5,7 @@ from whoosh import query as wq
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
 from pubsearch.querying import (
+    FUNCTION_WORDS_FROM,
     MAX_BARE_TERMS,
     MAX_QUERY_CHARS,
     MIN_STRICT_MATCHES,
@@ -291,3 +292,15 @@ def test_a_sentence_must_match_one_of_its_uncommon_words() -> None:
     only_common = parse_text_query("the of and in", SCHEMA)
     assert only_common is not None and only_common.relaxed is not None
     assert only_common.matching(only_common.relaxed) is only_common.relaxed
+
+
+def test_function_words_weigh_half_in_long_queries() -> None:
+    long = parse_text_query("what is the effect of the speed of sound on flutter of wings", SCHEMA)
+    assert long is not None
+    boosts = {t.text: t.boost for t in long.strict.subqueries}
+    assert len(boosts) >= FUNCTION_WORDS_FROM
+    assert boosts["what"] == boosts["the"] == boosts["of"] == boosts["on"] == 0.5
+    assert boosts["speed"] == boosts["flutter"] == boosts["wing"] == 1.0
+    short = parse_text_query("the effect of speed on flutter", SCHEMA)
+    assert short is not None
+    assert {t.boost for t in short.strict.subqueries} == {1.0}
