@@ -197,6 +197,9 @@ def _by_label(table: FacetTable) -> dict[str, dict[str, int]]:
         counts = values.count(table.live)
         out[name] = {fold(values.labels[i]): int(counts[i]) for i in np.flatnonzero(counts)}
     out["years"] = {str(y): c for y, c in table.count_years(table.live).items()}
+    live_dates = table.dates[table.live & (table.dates > 0)]
+    days, counts = np.unique(live_dates, return_counts=True)
+    out["dates"] = {str(d): int(c) for d, c in zip(days, counts, strict=True)}
     return out
 
 
@@ -208,6 +211,8 @@ def _assert_same_table(saved: FacetTable, fresh: FacetTable) -> None:
         assert np.array_equal(a.value_ids, b.value_ids), name
         assert dict(a.ids_by_key) == dict(b.ids_by_key), name
     assert np.array_equal(saved.years, fresh.years)
+    assert np.array_equal(saved.dates, fresh.dates)
+    assert 0 < int((saved.dates > 0).sum()) < saved.size  # dates of the arXiv records only
     assert np.array_equal(saved.live, fresh.live)
 
 
@@ -253,6 +258,7 @@ def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     assert np.array_equal(saved.authors.value_ids, fresh.authors.value_ids)
     assert np.array_equal(saved.subjects.offsets, fresh.subjects.offsets)
     assert np.array_equal(saved.years, fresh.years)
+    assert np.array_equal(saved.dates, fresh.dates)
     assert np.array_equal(saved.live, fresh.live)
     # The keys are made into a dict only when first asked (most searches never ask).
     assert dict(saved.subjects.ids_by_key) == dict(fresh.subjects.ids_by_key)

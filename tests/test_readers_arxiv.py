@@ -132,6 +132,16 @@ def test_versions_with_odd_labels_sort_last() -> None:
 def test_year_falls_back_to_update_date() -> None:
     (record,), _ = read_objects(snapshot_object(versions=None))
     assert record.year == 2008
+    assert record.date == "2008-11-26"
+
+
+def test_date_is_the_day_of_version_one() -> None:
+    versions = [
+        {"version": "v2", "created": "Tue, 24 Jul 2009 20:10:27 GMT"},
+        {"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"},
+    ]
+    (record,), _ = read_objects(snapshot_object(versions=versions))
+    assert (record.year, record.date) == (2007, "2007-04-02")
 
 
 @pytest.mark.parametrize(

@@ -220,6 +220,26 @@ def test_year(fields: dict[str, Any], year: int | None) -> None:
     assert one(title="T", **fields).year == year
 
 
+@pytest.mark.parametrize(
+    ("fields", "date"),
+    [
+        ({"date": "2024-03-01"}, "2024-03-01"),
+        ({"year": 2024, "date": "2024-03-01"}, "2024-03-01"),
+        ({"date": "2024-03-01T23:59:00Z"}, "2024-03-01"),
+        ({"published": "Mon, 2 Apr 2007 19:18:42 GMT"}, "2007-04-02"),
+        ({"update_date": "2008-11-26"}, "2008-11-26"),
+        ({"date": "2024-03", "update_date": "2024-05-06"}, "2024-05-06"),
+        ({"year": 2020, "date": "2024-03-01"}, None),  # contradicts the year
+        ({"date": "2024-02-30"}, None),
+        ({"date": "2024"}, None),
+        ({"year": 2021}, None),
+        ({}, None),
+    ],
+)
+def test_date(fields: dict[str, Any], date: str | None) -> None:
+    assert one(title="T", **fields).date == date
+
+
 def test_doi_and_source() -> None:
     record = one(title="T", doi="10.1364/JOSAA.23.002578 10.1364/JOSAA.32.002407", source="S")
     assert record.doi == "10.1364/josaa.23.002578"

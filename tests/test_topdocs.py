@@ -138,12 +138,14 @@ def _simplified(searcher, query: wq.Query) -> wq.Query:  # type: ignore[no-untyp
 
 @pytest.mark.parametrize("q", [*QUERIES, ""])
 @pytest.mark.parametrize("newest", [True, False])
-def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: ignore[no-untyped-def]
+def test_documents_by_year_are_every_match_sorted_by_year_date_then_score(  # type: ignore[no-untyped-def]
     searcher, q: str, newest: bool
 ) -> None:
     reader = searcher.reader()
     size = reader.doc_count_all()
-    years = FacetTable.build(reader).years
+    table = FacetTable.build(reader)
+    years, dates = table.years, table.dates
+    assert 0 < int((dates > 0).sum()) < size  # the seeds have no dates, the arXiv records do
     live = [d for d in range(size) if not reader.is_deleted(d)]
     allowed = query_mask(searcher, wq.Every(), size)
     allowed[:] = False
@@ -154,10 +156,18 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
     else:
         matches = _every_match(searcher, query)
 
-    def key(match: tuple[float, int]) -> tuple[bool, int, float, int]:
+    def key(match: tuple[float, int]) -> tuple[bool, int, bool, int, float, int]:
         score, docnum = match
         year = int(years[docnum])
-        return (year == 0, -year if newest else year, -round(score, 9), docnum)
+        day = int(dates[docnum]) % 10_000
+        return (
+            year == 0,
+            -year if newest else year,
+            day == 0,  # within a year, the dated ones first
+            -day if newest else day,
+            -round(score, 9),
+            docnum,
+        )
 
     expected = sorted(matches, key=key)
     cache: dict[str, object] = {}
@@ -166,7 +176,7 @@ def test_documents_by_year_are_every_match_sorted_by_year_then_score(  # type: i
         return cache.setdefault(fieldname, field_lengths(reader, fieldname))
 
     for limit in (1, 10, 50, size):
-        ours = documents_by_year(searcher, query, allowed, limit, lengths, years, newest)
+        ours = documents_by_year(searcher, query, allowed, limit, lengths, years, newest, dates)
         assert ours is not None
         assert [d for _, d in ours] == [d for _, d in expected[:limit]]
         assert [round(s, 9) for s, _ in ours] == [round(s, 9) for s, _ in expected[:limit]]

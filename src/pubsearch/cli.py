@@ -396,7 +396,7 @@ def _print_hit(hit: Hit) -> None:
     if hit.untitled:
         title = click.style("[untitled] ", dim=True) + title
     click.echo(f"{hit.rank:>3}. " + title)
-    meta = [str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
+    meta = [hit.date or str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
     meta.append(" ".join(hit.subjects))
     meta.append(hit.id)
     click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
@@ -568,6 +568,7 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
     rows = [
         ("id", record.id),
         ("year", str(record.year or "")),
+        ("date", record.date or ""),
         ("authors", "; ".join(record.authors)),
         ("subjects", " ".join(record.subjects)),
         ("source", record.source),

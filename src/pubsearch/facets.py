@@ -36,7 +36,7 @@ ValueParts = tuple[tuple[str, ...], list[str], IntArray, Int32Array]
 
 FACETS_FILE = "facets.npz"
 # Bump when the saved arrays change meaning; older files are then rebuilt from the index.
-FORMAT_VERSION = 2  # 2: no year is 0, not the column's default
+FORMAT_VERSION = 3  # 2: no year is 0, not the column's default; 3: dates
 # Separates the documents' column values when they are decoded in one go.
 _DOC_SEP = "\x1e"
 # Below this share of matching documents, counting walks the matches' own entries.
@@ -193,12 +193,13 @@ class MultiValued:
 
 @dataclass(frozen=True)
 class FacetTable:
-    """Authors, subjects and years of every document of one index generation."""
+    """Authors, subjects, years and dates of every document of one index generation."""
 
     authors: MultiValued
     subjects: MultiValued
     years: IntArray  # 0 where a document has no year
     live: BoolArray  # False for deleted documents
+    dates: IntArray  # YYYYMMDD, 0 where a document has no date
 
     @classmethod
     def build(cls, reader: IndexReader) -> FacetTable:
@@ -209,6 +210,7 @@ class FacetTable:
                 subjects=MultiValued.from_column(reader, "subject_facet"),
                 years=_years(reader, 0, reader.doc_count_all()),
                 live=_live(reader),
+                dates=_dates(reader, 0, reader.doc_count_all()),
             )
 
     @classmethod
@@ -218,11 +220,13 @@ class FacetTable:
         :func:`segment_facets`)."""
         with collector.paused():
             years = [s.years for s in segments]
+            dates = [s.dates for s in segments]
             return cls(
                 authors=MultiValued.joined([s.authors for s in segments]),
                 subjects=MultiValued.joined([s.subjects for s in segments]),
                 years=np.concatenate(years) if years else np.zeros(0, dtype=np.int64),
                 live=np.ones(sum(map(len, years)), dtype=np.bool_),
+                dates=np.concatenate(dates) if dates else np.zeros(0, dtype=np.int64),
             )
 
     def extended(self, reader: IndexReader) -> FacetTable:
@@ -234,6 +238,7 @@ class FacetTable:
             subjects=self.subjects.extended(_column_values(reader, "subject_facet", start)),
             years=np.concatenate([self.years, _years(reader, start, stop)]),
             live=_live(reader),
+            dates=np.concatenate([self.dates, _dates(reader, start, stop)]),
         )
 
     @classmethod
@@ -252,6 +257,7 @@ class FacetTable:
                     subjects=MultiValued._from_saved(data, "subjects"),
                     years=data["years"].astype(np.int64),
                     live=_live(reader),
+                    dates=data["dates"].astype(np.int64),
                 )
         except (OSError, KeyError, ValueError):
             return None
@@ -265,6 +271,7 @@ class FacetTable:
                     fh,
                     meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
                     years=self.years.astype(np.int16),
+                    dates=self.dates.astype(np.int32),
                     **self.authors._arrays("authors"),
                     **self.subjects._arrays("subjects"),
                 )
@@ -299,6 +306,7 @@ class SegmentFacets:
     authors: ValueParts
     subjects: ValueParts
     years: IntArray
+    dates: IntArray
 
 
 def segment_facets(reader: IndexReader) -> SegmentFacets:
@@ -310,6 +318,7 @@ def segment_facets(reader: IndexReader) -> SegmentFacets:
             authors=MultiValued.from_column(reader, "author_facet").parts(),
             subjects=MultiValued.from_column(reader, "subject_facet").parts(),
             years=_years(reader, 0, reader.doc_count_all()),
+            dates=_dates(reader, 0, reader.doc_count_all()),
         )
 
 
@@ -362,17 +371,28 @@ def _years(reader: IndexReader, start: int, stop: int) -> IntArray:
     Whoosh's column gives such a document the column's default (65,535 for our year
     column, so that it sorts last), which is not a year.
     """
+    return _column_numbers(reader, "year", start, stop)
+
+
+def _dates(reader: IndexReader, start: int, stop: int) -> IntArray:
+    """Each document's date as YYYYMMDD, 0 for a document without one (or an index made
+    before dates were kept)."""
+    return _column_numbers(reader, "date", start, stop)
+
+
+def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> IntArray:
+    """Each document's value of the numeric column ``name``, 0 where it has none."""
     years = np.zeros(stop - start, dtype=np.int64)
-    if not reader.has_column("year"):
+    if name not in reader.schema or not reader.has_column(name):
         return years
-    field = reader.schema["year"]
+    field = reader.schema[name]
     missing = field.column_type.default_value()
     for leaf, offset in reader.leaf_readers():
         count = leaf.doc_count_all()
         lo, hi = max(start - offset, 0), min(stop - offset, count)
         if lo >= hi:
             continue
-        raw = _numbers(leaf.column_reader("year", translate=False), lo, hi)
+        raw = _numbers(leaf.column_reader(name, translate=False), lo, hi)
         # The few distinct stored values, each converted as Whoosh's reader would.
         distinct, inverse = np.unique(raw, return_inverse=True)
         converted = np.asarray(

@@ -18,7 +18,16 @@ from typing import Any
 from pubsearch import bulk, storage
 from pubsearch.errors import IndexMissingError
 from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
-from pubsearch.records import Record, RecordMerger, StreamingMerger, Written, fold, merge
+from pubsearch.records import (
+    Record,
+    RecordMerger,
+    StreamingMerger,
+    Written,
+    date_number,
+    date_of_number,
+    fold,
+    merge,
+)
 from pubsearch.schema import VALUE_SEP, content_text
 
 # How long a second writer waits for the first before giving up.
@@ -63,6 +72,8 @@ def record_fields(record: Record) -> dict[str, Any]:
     }
     if record.year is not None:
         doc["year"] = record.year
+    if record.date is not None:
+        doc["date"] = date_number(record.date)
     return doc
 
 
@@ -85,6 +96,7 @@ def record_from_stored(stored: dict[str, Any]) -> Record:
         abstract=stored.get("abstract", ""),
         authors=tuple(stored.get("author") or ()),
         year=stored.get("year"),
+        date=date_of_number(stored.get("date") or 0),
         subjects=tuple(stored.get("subject") or ()),
         source=stored.get("source") or "",
         origins=tuple(stored.get("origins") or ()),

@@ -11,6 +11,7 @@ keys, or are linked by a chain of records that do (see :class:`PaperGroups`).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 import unicodedata
@@ -123,6 +124,7 @@ class Record:
     abstract: str = ""
     authors: tuple[str, ...] = ()
     year: int | None = None
+    date: str | None = None  # ISO 8601 (YYYY-MM-DD) where the source gives the day
     subjects: tuple[str, ...] = ()
     source: str = ""
     origins: tuple[str, ...] = ()
@@ -137,6 +139,7 @@ class Record:
         object.__setattr__(self, "subjects", _dedupe(self.subjects))
         object.__setattr__(self, "arxiv_id", normalize_arxiv_id(self.arxiv_id))
         object.__setattr__(self, "doi", normalize_doi(self.doi))
+        object.__setattr__(self, "date", checked_date(self.date, self.year))
         if not self.id:
             object.__setattr__(self, "id", self._derived_id())
 
@@ -207,6 +210,34 @@ class Record:
 
 _FIELD_NAMES = tuple(f.name for f in fields(Record))
 
+
+def checked_date(date: str | None, year: int | None) -> str | None:
+    """``date`` when it is a real day (``YYYY-MM-DD``) of ``year`` (or of any year when
+    there is none), else None: a date that contradicts the year is not kept."""
+    if not date:
+        return None
+    try:
+        day = datetime.date.fromisoformat(date)
+    except ValueError:
+        return None
+    if len(date) != 10 or (year is not None and day.year != year):
+        return None
+    return date
+
+
+def date_number(date: str) -> int:
+    """``2024-03-15`` -> 20240315: how a date is indexed and sorted."""
+    return int(date.replace("-", ""))
+
+
+def date_of_number(number: int) -> str | None:
+    """20240315 -> ``2024-03-15`` (None for 0: no date)."""
+    if not number:
+        return None
+    text = f"{number:08d}"
+    return f"{text[:4]}-{text[4:6]}-{text[6:]}"
+
+
 # An untitled record is shown with this many of its first words, at most.
 MADE_UP_TITLE_WORDS = 12
 MADE_UP_TITLE_CHARS = 90
@@ -259,6 +290,7 @@ def merge(a: Record, b: Record) -> Record:
         abstract=a.abstract if len(a.abstract) >= len(b.abstract) else b.abstract,
         authors=a.authors + b.authors,
         year=a.year if a.year is not None else b.year,
+        date=a.date if a.year is not None else b.date,
         subjects=a.subjects + b.subjects,
         source=a.source or b.source,
         origins=a.origins + tuple(o for o in b.origins if o not in a.origins),

@@ -82,6 +82,8 @@ def build_schema() -> fields.Schema:
         # Subject codes, case-insensitive (subject:cs.lg, subject:cs.*).
         subject=fields.KEYWORD(lowercase=True, commas=True, stored=True),
         year=fields.NUMERIC(int, bits=16, stored=True, sortable=True, signed=False),
+        # The day, as YYYYMMDD, where the source gives it: "newest first" sorts by it.
+        date=fields.NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         # Facet values per document, read in bulk when counting facets.
         author_facet=fields.COLUMN(columns.VarBytesColumn()),
         subject_facet=fields.COLUMN(columns.VarBytesColumn()),

@@ -107,6 +107,7 @@ class Hit:
     snippet: str
     title_html: str  # for an untitled record, its first words (records.title_from_text)
     untitled: bool = False
+    date: str | None = None  # YYYY-MM-DD where the source gives the day
 
 
 @dataclass(frozen=True)
@@ -453,6 +454,7 @@ class SearchService:
                 self._lengths(searcher),
                 table.years,
                 newest=request.sort != "oldest",
+                dates=table.dates,
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
@@ -506,6 +508,7 @@ class SearchService:
             snippet=marked_to_html(snippet) if snippet else html.escape(_lead(record.abstract)),
             title_html=title_html or html.escape(record.display_title),
             untitled=not record.title,
+            date=record.date,
         )
 
     def _facets(

@@ -161,11 +161,14 @@ def documents_by_year(
     lengths: Lengths,
     years: IntArray,
     newest: bool,
+    dates: IntArray | None = None,
 ) -> list[tuple[float, int]] | None:
     """The first ``count`` ``(score, docnum)`` among ``allowed`` documents matching
-    ``query`` (every allowed document when it is None), newest or oldest year first; within
-    a year the best score first, then the lower document number. Documents without a year
-    (``years`` 0) come last either way. None when ``query`` is not one this module scores."""
+    ``query`` (every allowed document when it is None), newest or oldest first: by year,
+    then by date (``dates``, YYYYMMDD, 0 for none: a document without one comes after the
+    dated ones of its year), then the best score, then the lower document number.
+    Documents without a year (``years`` 0) come last either way. None when ``query`` is
+    not one this module scores."""
     if query is None:
         candidates = np.flatnonzero(allowed)
         values = np.zeros(len(candidates), dtype=np.float64)
@@ -178,8 +181,14 @@ def documents_by_year(
         return []
     year = years[candidates].astype(np.int64)
     missing = year <= 0
-    # One key, smallest first: the year's rank (a year-less document after every year).
+    # One key, smallest first: the year's rank (a year-less document after every year),
+    # then the day's within it (a date-less document after the dated ones).
+    day = np.zeros(len(candidates), dtype=np.int64)
+    if dates is not None:
+        day = dates[candidates].astype(np.int64) % 10_000  # MMDD
+    day_rank = np.where(day > 0, -day if newest else day, 10_000)
     key = np.where(missing, np.iinfo(np.int32).max, -year if newest else year)
+    key = key * 20_001 + day_rank
     if len(candidates) > count:
         threshold = np.partition(key, count - 1)[count - 1]
         keep = key <= threshold

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from pubsearch.readers.fields import (
     arxiv_id_of,
+    date_from,
     first_doi,
     id_string,
     split_authors,
@@ -70,6 +71,7 @@ def _record(obj: JsonObject, where: str) -> tuple[str, Record | None]:
         abstract=tex_to_unicode(abstract),
         authors=tuple(snapshot_authors(obj)),
         year=first_version_year(obj),
+        date=first_version_date(obj),
         subjects=tuple(subjects_from(obj.get("categories")) or ()),
         source=SOURCE,
         origins=(where,),
@@ -102,15 +104,29 @@ def snapshot_authors(obj: JsonObject) -> list[str]:
 
 def first_version_year(obj: JsonObject) -> int | None:
     """Year of version 1 (the first submission), else of ``update_date``."""
-    versions = obj.get("versions")
-    if isinstance(versions, list):
-        dated = [v for v in versions if isinstance(v, dict)]
-        dated.sort(key=_version_number)
-        for version in dated:
-            year = year_from(version.get("created"))
-            if year is not None:
-                return year
+    for version in _versions(obj):
+        year = year_from(version.get("created"))
+        if year is not None:
+            return year
     return year_from(obj.get("update_date"))
+
+
+def first_version_date(obj: JsonObject) -> str | None:
+    """Day of version 1 (``Mon, 2 Apr 2007 19:18:42 GMT`` -> ``2007-04-02``), else of
+    ``update_date``."""
+    for version in _versions(obj):
+        if year_from(version.get("created")) is not None:
+            return date_from(version.get("created"))
+    return date_from(obj.get("update_date"))
+
+
+def _versions(obj: JsonObject) -> list[dict[str, object]]:
+    versions = obj.get("versions")
+    if not isinstance(versions, list):
+        return []
+    dated = [v for v in versions if isinstance(v, dict)]
+    dated.sort(key=_version_number)
+    return dated
 
 
 def _version_number(version: dict[str, object]) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -110,6 +112,29 @@ def year_from(value: object) -> int | None:
         match = _YEAR.search(value)
         return int(match.group(1)) if match else None
     return None
+
+
+def date_from(value: object) -> str | None:
+    """The day of an ISO date or timestamp (``2024-03-15``, ``2024-03-15T10:00:00Z``) or
+    of an e-mail style date (``Mon, 2 Apr 2007 19:18:42 GMT``), as ``YYYY-MM-DD``; None
+    for anything else (a year alone, a month)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    match = _ISO_DAY.match(text)
+    if match:
+        try:
+            return datetime.date.fromisoformat(match.group(0)).isoformat()
+        except ValueError:
+            return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return parsed.date().isoformat()
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d-])")
 
 
 def id_string(value: object) -> str | None:

@@ -10,7 +10,8 @@ Fields read, the first present of each group winning::
     authors                    ["A. One", ...], [{"name": ...} or {"keyname", "forenames"}],
                                or "A. One, B. Two and C. Three"
     categories, subjects       a list, or one space-separated string; plus primary_category
-    year, or date, published, update_date    (the year is taken from a date)
+    year, or date, published, update_date    (the year is taken from a date; the first
+                               of the three that gives a day is the record's date)
     doi, source
 
 Author names and the title and abstract go through TeX accent decoding (see
@@ -26,6 +27,7 @@ from typing import Any
 from pubsearch.readers.fields import (
     arxiv_id_of,
     authors_from,
+    date_from,
     first_doi,
     id_string,
     subjects_from,
@@ -125,6 +127,15 @@ def _year(obj: JsonObject) -> int | None:
     return None
 
 
+def _date(obj: JsonObject) -> str | None:
+    """The first full date (a day) of ``date``, ``published``, ``update_date``."""
+    for key in _DATE_KEYS[1:]:
+        date = date_from(obj.get(key))
+        if date is not None:
+            return date
+    return None
+
+
 def record_from_object(obj: JsonObject, where: str, notes: list[str]) -> Record | None:
     """The record of one JSON object, or ``None`` (with a note why) when it has neither a
     title nor an abstract.
@@ -144,6 +155,7 @@ def record_from_object(obj: JsonObject, where: str, notes: list[str]) -> Record 
         abstract=abstract,
         authors=tuple(_authors(obj, notes)),
         year=_year(obj),
+        date=_date(obj),
         subjects=tuple(_subjects(obj, notes)),
         source=source if isinstance(source, str) else "",
         origins=(where,),

@@ -70,6 +70,7 @@ def create_app(
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     app.add_template_filter(highlighted)
+    app.add_template_filter(long_date)
     app.jinja_env.globals["DEFAULTS"] = SearchRequest()
 
     from pubsearch.web import views
@@ -100,6 +101,15 @@ def service() -> SearchService:
     """The search service of the running app."""
     svc: SearchService = current_app.extensions[SERVICE_KEY]
     return svc
+
+
+def long_date(date: str) -> str:
+    """``2024-03-05`` -> ``5 Mar 2024``."""
+    year, month, day = date.split("-")
+    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+
+
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 
 
 def highlighted(hit: Hit, part: str) -> Markup:
