@@ -85,6 +85,7 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "relaxed_words",
         "all_words_total",
         "notices",
+        "authors_found",
         "hits",
         "facets",
     }

@@ -73,6 +73,7 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         "relaxed_words": list(results.words),
         "all_words_total": results.all_words_total,
         "notices": list(results.notices),
+        "authors_found": {typed: list(names) for typed, names in results.authors_found.items()},
         "hits": [hit_to_dict(h) for h in results.hits],
     }
     if results.facets is not None:

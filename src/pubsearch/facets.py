@@ -124,6 +124,14 @@ class MultiValued:
             ids = self.value_ids[docs[self.doc_of_entry]]
         return np.bincount(ids, minlength=len(self.labels))
 
+    def docs_with_ids(self, ids: list[int]) -> BoolArray:
+        """Mask of documents having at least one of the values ``ids``."""
+        mask = np.zeros(len(self.offsets) - 1, dtype=np.bool_)
+        if ids:
+            hits = np.isin(self.value_ids, np.asarray(ids, dtype=np.int32))
+            mask[self.doc_of_entry[hits]] = True
+        return mask
+
     def docs_with_any(self, keys: list[str]) -> BoolArray:
         """Mask of documents having at least one of the values (given as folded keys)."""
         wanted = [self.ids_by_key[k] for k in keys if k in self.ids_by_key]

@@ -43,6 +43,43 @@ FloatArray = npt.NDArray[np.float64]
 _TEXT_FIELDS = (fields.TEXT, fields.KEYWORD, fields.ID)
 
 
+class DocumentSet(wq.Query):  # type: ignore[misc]  # whoosh is Any to mypy
+    """A query matching given documents (deleted ones or not), scored as ``scoring``
+    scores them (its matches among them; the others score nothing): the papers of the
+    authors a name in the search box stands for (see :mod:`pubsearch.names`)."""
+
+    def __init__(self, docs: IntArray, scoring: wq.Query, boost: float = 1.0) -> None:
+        self.docs = np.unique(np.asarray(docs, dtype=np.int64))
+        self.scoring = scoring
+        self.boost = boost
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is DocumentSet
+            and np.array_equal(self.docs, other.docs)
+            and self.scoring == other.scoring
+            and self.boost == other.boost
+        )
+
+    def __hash__(self) -> int:
+        return hash((len(self.docs), self.scoring, self.boost))
+
+    def __repr__(self) -> str:
+        return f"DocumentSet({len(self.docs)} documents, {self.scoring!r}, boost={self.boost})"
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def estimate_size(self, ixreader: Any) -> int:
+        return len(self.docs)
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        from whoosh.matching import ListMatcher
+
+        live = [int(d) for d in self.docs if not searcher.reader().is_deleted(int(d))]
+        return ListMatcher(live, all_weights=self.boost)
+
+
 def query_mask(searcher: Any, query: wq.Query, size: int) -> BoolArray:
     """Documents (deleted ones included or not: callers AND with the live mask) that
     ``query`` matches, the same set as ``searcher.docs_for_query(query)``."""
@@ -87,6 +124,10 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         return mask
     if kind is wq.Not:
         return ~_mask(searcher, reader, q.query, size)
+    if kind is DocumentSet:
+        mask = np.zeros(size, dtype=np.bool_)
+        mask[q.docs[q.docs < size]] = True
+        return mask
     if kind is wq.Every:
         if not q.fieldname:
             return np.ones(size, dtype=np.bool_)

@@ -33,6 +33,7 @@ from whoosh.util.numeric import byte_to_length
 
 from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
+    DocumentSet,
     FloatArray,
     length_bytes,
     numeric_terms,
@@ -211,6 +212,14 @@ def _scores(
         return matched, matched.astype(np.float64) * float(q.boost)
     if kind is wq.Term:
         return _term_scores(searcher, weighting, q, size, lengths)
+    if kind is DocumentSet:
+        # Given documents, scored by their matches of the set's scoring query.
+        inner = _scores(searcher, weighting, q.scoring, size, lengths)
+        if inner is None:
+            return None
+        matched = query_mask(searcher, q, size)
+        scores = np.where(matched & inner[0], inner[1], 0.0)
+        return matched, scores * q.boost if q.boost != 1.0 else scores
     if kind is wq.Every:
         # "*" and "title:*" score a constant, their boost (Whoosh's ListMatcher weight).
         matched = query_mask(searcher, q, size)

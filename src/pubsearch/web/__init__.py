@@ -88,12 +88,13 @@ def create_app(
 
 def warm_up(app: Flask) -> None:
     """Serve ``app``'s front page once, in this thread, and close the searcher that took:
-    the index's generation is opened, its facet tables loaded and the page's templates
-    compiled before a server starts answering. At 102,289 records, the first two requests
-    to a new two-process server took 286 and 247 ms without it, 68 and 42 ms with it. A
-    missing or unreadable index is left for the requests to report (the page answers 503)."""
+    the index's generation is opened, its facet tables and author names loaded and the
+    page's templates compiled before a server starts answering (see docs/performance.md).
+    A missing or unreadable index is left for the requests to report (the page answers
+    503)."""
     with app.test_client() as client:
-        client.get("/")
+        if client.get("/").status_code == 200:
+            app.extensions[SERVICE_KEY].prepare()
     app.extensions[SERVICE_KEY].close()
 
 

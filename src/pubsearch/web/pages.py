@@ -185,7 +185,15 @@ def build_results_page(
 
     facets = results.facets or {}
     groups = (
-        _facet_group("author", "Authors", facets.get("author", ()), req, path, filterable=True),
+        _facet_group(
+            "author",
+            "Authors",
+            facets.get("author", ()),
+            req,
+            path,
+            filterable=True,
+            found=results.authors_found,
+        ),
         _facet_group("subject", "Subjects", facets.get("subject", ()), req, path),
     )
     return ResultsPage(
@@ -194,7 +202,7 @@ def build_results_page(
         hits=tuple(_hit_view(hit, req, path, related_url) for hit in results.hits),
         facets=groups,
         years=_year_facet(facets.get("year", ()), req, path),
-        chips=_chips(req, path),
+        chips=_chips(req, path, results.authors_found),
         clear_url=url(urls.without_filters(req)) if _has_filters(req) else None,
         pages=_pages(results, path),
         first_url=url(replace(req, page=1)),
@@ -224,15 +232,25 @@ def _facet_group(
     req: SearchRequest,
     path: str,
     filterable: bool = False,
+    found: Mapping[str, tuple[str, ...]] | None = None,
 ) -> FacetGroup:
     toggle = urls.toggle_author if name == "author" else urls.toggle_subject
+
+    def toggled(value: FacetValue) -> SearchRequest:
+        # A name selected by a filter typed otherwise ("Vishal Patel" for "Vishal M.
+        # Patel"): unticking it removes that filter.
+        typed = [t for t, names in (found or {}).items() if value.value in names]
+        if value.selected and value.value not in req.authors and typed:
+            return replace(req, authors=tuple(a for a in req.authors if a not in typed), page=1)
+        return toggle(req, value.value)
+
     options = tuple(
         FacetOption(
             value=v.value,
             title=(subject_name(v.value) or "") if name == "subject" else "",
             count=v.count,
             selected=v.selected,
-            url=urls.search_url(path, toggle(req, v.value)),
+            url=urls.search_url(path, toggled(v)),
         )
         for v in values
     )
@@ -276,9 +294,13 @@ def _year_facet(values: tuple[FacetValue, ...], req: SearchRequest, path: str) -
     return YearFacet(tuple(bars), str(req.year) if req.year else "", clear)
 
 
-def _chips(req: SearchRequest, path: str) -> tuple[Chip, ...]:
+def _chips(req: SearchRequest, path: str, found: Mapping[str, tuple[str, ...]]) -> tuple[Chip, ...]:
     chips = [
-        Chip("Author", a, "", urls.search_url(path, urls.toggle_author(req, a)))
+        Chip(
+            "Author",
+            *_author_chip(a, found.get(a)),
+            urls.search_url(path, urls.toggle_author(req, a)),
+        )
         for a in req.authors
     ]
     chips += [
@@ -295,6 +317,25 @@ def _chips(req: SearchRequest, path: str) -> tuple[Chip, ...]:
             Chip("Year", str(req.year), "", urls.search_url(path, replace(req, year=None, page=1)))
         )
     return tuple(chips)
+
+
+def _author_chip(typed: str, names: tuple[str, ...] | None) -> tuple[str, str]:
+    """An author filter's chip: its label and its tooltip, from the names it stands for:
+    the one name as recorded, or what was typed with how many names it found."""
+    if names is None:
+        return typed, ""
+    if not names:
+        return typed, "No author of this name in the index"
+    if len(names) == 1:
+        return names[0], ""
+    shown = ", ".join(names[:AUTHOR_CHIP_NAMES]) + (
+        ", \u2026" if len(names) > AUTHOR_CHIP_NAMES else ""
+    )
+    return f"{typed} ({len(names)} names)", shown
+
+
+# An author chip's tooltip lists this many of the names its filter found.
+AUTHOR_CHIP_NAMES = 8
 
 
 def _hit_view(

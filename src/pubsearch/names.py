@@ -1,0 +1,178 @@
+"""Author names as people write them: which recorded names a typed name stands for.
+
+A recorded name (``Vishal M. Patel``, ``Patel, Vishal M.``, ``Ludwig van Beethoven``) is a
+surname and given names: the part before a comma, or else the last word with the
+particles before it (``van der Berg``); suffixes (``Jr.``, ``III``) are dropped, and a
+hyphenated given name is one name (``Jean-Pierre``, ``J.-P.``). Case and accents never
+count.
+
+A typed name (an author filter, or words of the search box) stands for a recorded name
+when
+
+* the surnames agree: the same words, or the typed one is the recorded one's last word or
+  a part of it between hyphens (``Beethoven``, ``Garcia`` for ``García-Márquez``);
+* and the typed given names agree with the recorded ones: the first with the first, the
+  others in order with some of the rest (middle names may be left out), each the same
+  word or an initial of it, part by part when hyphenated (``V. Patel``, ``Vishal Patel``
+  and ``V. M. Patel`` find ``Vishal M. Patel``, not ``A. V. Patel``; ``J.-P. Dupont``
+  finds ``Jean-Pierre Dupont``, ``Hao Zhang`` not ``Hao-Bin Zhang``; a surname alone
+  finds every given name).
+
+A typed name without a comma is read surname last (``Vishal Patel``); when that finds no
+one, as a surname alone if it starts with a particle (``van Roij``), then surname first
+(``Patel V``, ``You Yang``). A one-letter word is never a surname.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pubsearch.records import fold
+
+PARTICLES = frozenset(
+    (
+        "van von der den de del della dei di da das do dos du le la les ten ter zu bin ibn al el"
+    ).split()
+)
+SUFFIXES = frozenset("jr sr ii iii iv".split())
+
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name taken apart: surname words and given-name words, folded."""
+
+    surname: tuple[str, ...]
+    given: tuple[str, ...]
+
+
+def _words(text: str) -> list[str]:
+    # "J.-P." is one given name, "j-p", as "Jean-Pierre" is "jean-pierre".
+    folded = fold(text).replace(".-", "-")
+    return [w for w in _WORD.findall(folded) if w not in SUFFIXES]
+
+
+def _given(words: Sequence[str]) -> tuple[str, ...]:
+    return tuple(words)
+
+
+def recorded_name(text: str) -> Name:
+    """A name as a source records it (see the module's doc)."""
+    if "," in text:
+        family, _, given = text.partition(",")
+        return Name(tuple(_words(family)), _given(_words(given)))
+    words = _words(text)
+    if not words:
+        return Name((), ())
+    start = len(words) - 1
+    while start > 1 and words[start - 1] in PARTICLES:
+        start -= 1
+    return Name(tuple(words[start:]), _given(words[:start]))
+
+
+def typed_readings(text: str) -> list[Name]:
+    """The ways to read a typed name: surname last, then surname first (see the module's
+    doc); none when it has no word."""
+    if "," in text:
+        name = recorded_name(text)
+        return [name] if name.surname else []
+    words = _words(text)
+    readings = []
+    if words:
+        readings.append(recorded_name(" ".join(words)))
+        lead = 0
+        while lead < len(words) - 1 and words[lead] in PARTICLES:
+            lead += 1
+        if lead:  # "van Roij": all surname
+            readings.append(Name(tuple(words), ()))
+    if len(words) > 1:
+        readings.append(Name((words[0],), _given(words[1:])))
+    return [r for r in readings if r.surname and len(r.surname[-1]) > 1]
+
+
+def _same_given(typed: str, recorded: str) -> bool:
+    """The same given name, or an initial of it; a hyphenated one part by part
+    (``j-p`` and ``jean-pierre``; not ``hao`` and ``hao-bin``)."""
+    typed_parts, recorded_parts = typed.split("-"), recorded.split("-")
+    if len(typed_parts) != len(recorded_parts):
+        return False
+    return all(map(_same_word, typed_parts, recorded_parts))
+
+
+def _same_word(typed: str, recorded: str) -> bool:
+    if typed == recorded:
+        return True
+    if len(typed) == 1:
+        return recorded.startswith(typed)
+    return len(recorded) == 1 and typed.startswith(recorded)
+
+
+def matches(typed: Name, recorded: Name) -> bool:
+    """Whether the typed name stands for the recorded one (see the module's doc)."""
+    if not recorded.surname:
+        return False
+    if typed.surname != recorded.surname:
+        if len(typed.surname) != 1:
+            return False
+        last = recorded.surname[-1]
+        if typed.surname[0] != last and typed.surname[0] not in last.split("-"):
+            return False
+    if not typed.given:
+        return True
+    if not recorded.given or not _same_given(typed.given[0], recorded.given[0]):
+        return False
+    at = 1
+    for word in typed.given[1:]:
+        while at < len(recorded.given) and not _same_given(word, recorded.given[at]):
+            at += 1
+        if at == len(recorded.given):
+            return False
+        at += 1
+    return True
+
+
+class NameIndex:
+    """Recorded names (a facet's labels, by id) found by their surnames' last word."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self._labels = labels
+        self._by_key: dict[str, list[int]] = {}
+        for number, label in enumerate(labels):
+            for key in _keys(label):
+                self._by_key.setdefault(key, []).append(number)
+
+    def find(self, typed: str) -> list[int]:
+        """The ids of the recorded names ``typed`` stands for, in id order."""
+        readings = typed_readings(typed)
+        for number, reading in enumerate(readings):
+            if number and "," in typed:
+                break
+            found = sorted(
+                {
+                    i
+                    for i in self._by_key.get(reading.surname[-1], ())
+                    if matches(reading, recorded_name(self._labels[i]))
+                }
+            )
+            if found:
+                return found
+        return []
+
+
+def _keys(label: str) -> list[str]:
+    """What a recorded name is found by: its surname's last word and that word's parts
+    between hyphens (what :func:`recorded_name` finds, for less: this runs for every
+    author of the index)."""
+    folded = fold(label).replace(".-", "-")
+    if "," in folded:
+        folded = folded.partition(",")[0]
+    words = _WORD.findall(folded)
+    while words and words[-1] in SUFFIXES:
+        words.pop()
+    if not words:
+        return []
+    last = words[-1]
+    return [last, *last.split("-")] if "-" in last else [last]

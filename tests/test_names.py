@@ -1,0 +1,122 @@
+"""Typed author names against recorded ones, on names from the arXiv sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pubsearch.names import Name, NameIndex, matches, recorded_name, typed_readings
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize(
+    ("recorded", "surname", "given"),
+    [
+        ("Vishal M. Patel", ("patel",), ("vishal", "m")),
+        ("Patel, Vishal M.", ("patel",), ("vishal", "m")),
+        ("René van Roij", ("van", "roij"), ("rene",)),
+        ("Jan-Willem van de Meent", ("van", "de", "meent"), ("jan-willem",)),
+        ("H. J. von Bardeleben", ("von", "bardeleben"), ("h", "j")),
+        ("Woong-Seob Jeong", ("jeong",), ("woong-seob",)),
+        ("J.-P. Bouchaud", ("bouchaud",), ("j-p",)),
+        ("David Carrasco-Busturia", ("carrasco-busturia",), ("david",)),
+        ("Martin Luther King Jr.", ("king",), ("martin", "luther")),
+        ("Van Nguyen", ("nguyen",), ("van",)),  # a particle as the first word is a name
+        ("Zi-Kui Liu", ("liu",), ("zi-kui",)),
+    ],
+)
+def test_recorded_names_come_apart(
+    recorded: str, surname: tuple[str, ...], given: tuple[str, ...]
+) -> None:
+    assert recorded_name(recorded) == Name(surname, given)
+
+
+PATEL = recorded_name("Vishal M. Patel")
+
+
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [
+        ("Patel", True),
+        ("patel", True),
+        ("Vishal Patel", True),
+        ("V. Patel", True),
+        ("V Patel", True),
+        ("V. M. Patel", True),
+        ("Vishal M. Patel", True),
+        ("Patel, Vishal", True),
+        ("Patel V", True),
+        ("PATEL VISHAL", True),
+        ("M. Patel", False),  # the first given name must agree
+        ("Vishal K. Patel", False),
+        ("Vikram Patel", False),
+        ("Vishal Shah", False),
+    ],
+)
+def test_typed_names_find_vishal_m_patel(typed: str, found: bool) -> None:
+    assert any(matches(reading, PATEL) for reading in typed_readings(typed)) is found
+
+
+@pytest.mark.parametrize(
+    ("typed", "recorded", "found"),
+    [
+        ("van Roij", "René van Roij", True),
+        ("Roij", "René van Roij", True),
+        ("Rene van Roij", "René van Roij", True),
+        ("RENÉ VAN ROIJ", "René van Roij", True),
+        ("J.-W. van de Meent", "Jan-Willem van de Meent", True),
+        ("Jan-Willem van de Meent", "Jan-Willem van de Meent", True),
+        ("Jan van de Meent", "Jan-Willem van de Meent", False),  # not the same given name
+        ("Carrasco", "David Carrasco-Busturia", True),
+        ("Busturia", "David Carrasco-Busturia", True),
+        ("Zi-Kui Liu", "Zi-Kui Liu", True),
+        ("Z.-K. Liu", "Zi-Kui Liu", True),
+        ("Zi Liu", "Zi-Kui Liu", False),
+        ("Liu Zi-Kui", "Zi-Kui Liu", True),  # surname first
+        ("Mark van Schilfgaarde", "M. van Schilfgaarde", True),  # a recorded initial
+        ("Bardeleben", "H. J. von Bardeleben", True),
+    ],
+)
+def test_particles_hyphens_and_name_order(typed: str, recorded: str, found: bool) -> None:
+    name = recorded_name(recorded)
+    assert any(matches(reading, name) for reading in typed_readings(typed)) is found
+
+
+def test_a_one_letter_word_is_never_a_surname() -> None:
+    assert typed_readings("Patel V") == [Name(("patel",), ("v",))]
+    assert typed_readings("van Roij") == [
+        Name(("roij",), ("van",)),
+        Name(("van", "roij"), ()),
+        Name(("van",), ("roij",)),
+    ]
+    assert typed_readings("V") == []
+    assert typed_readings("") == []
+
+
+def sample_names() -> list[str]:
+    lines = (DATA / "arxiv-2024-2026.sample.jsonl").read_text(encoding="utf-8").splitlines()
+    return list(dict.fromkeys(a for line in lines for a in json.loads(line).get("authors", [])))
+
+
+def test_the_index_finds_names_by_surname_then_surname_first() -> None:
+    labels = sample_names()
+    index = NameIndex(labels)
+
+    def found(typed: str) -> set[str]:
+        return {labels[i] for i in index.find(typed)}
+
+    assert found("Vishal Patel") == {"Vishal M. Patel"}
+    assert found("Patel V") == {"Vishal M. Patel"}
+    assert found("schilfgaarde") == {"M. van Schilfgaarde", "Mark van Schilfgaarde"}
+    assert found("Mark van Schilfgaarde") == {"M. van Schilfgaarde", "Mark van Schilfgaarde"}
+    assert found("Jeong") == {"Woong-Seob Jeong", "Min Yong Jeong"}
+    assert found("W.-S. Jeong") == {"Woong-Seob Jeong"}
+    assert found("Nobody Atall") == set()
+    wangs = found("Wang")
+    assert len(wangs) > 20 and all(name.split()[-1].lower() == "wang" for name in wangs)
+    # Every recorded name finds itself.
+    for number, label in enumerate(labels):
+        assert number in index.find(label), label
