@@ -24,7 +24,7 @@ from whoosh.writing import SegmentWriter
 from pubsearch import analysis as pubsearch_analysis
 from pubsearch import bulk, masks, storage
 from pubsearch import speedups as speedups_module
-from pubsearch.indexing import record_fields
+from pubsearch.indexing import build_index, record_fields
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.schema import text_analyzer
@@ -462,7 +462,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
-from pubsearch.indexing import record_fields
+from pubsearch.indexing import build_index, record_fields
 from pubsearch.records import Record
 
 def docs():
@@ -519,7 +519,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
-from pubsearch.indexing import record_fields
+from pubsearch.indexing import build_index, record_fields
 from pubsearch.records import Record
 
 def docs():
@@ -770,3 +770,26 @@ def test_a_failed_document_leaves_no_field_lengths(tmp_path: Path) -> None:
             )
     assert facts["fast"] == facts["plain"]
     assert facts["fast"][2] == [first["id"], second["id"]]
+
+
+def test_a_parallel_build_numbers_the_documents_the_same_every_time(
+    tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whichever worker is faster, the same input gives the same document numbers (ties
+    in score are ordered by them): each worker takes every other batch, and the segments
+    are committed in worker order."""
+    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 20)
+    monkeypatch.setattr(bulk, "BATCH_SIZE", 7)
+    monkeypatch.setattr(bulk, "DOCS_PER_SEGMENT", 40)
+    records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    orders = []
+    for attempt in range(3):
+        index_dir = tmp_path / f"ix{attempt}"
+        build_index(index_dir, records, workers=2)
+        ix = storage.open_index(storage.current_generation(index_dir))  # type: ignore[arg-type]
+        with ix.reader() as reader:
+            assert len(reader.leaf_readers()) > 4
+            orders.append([fields["id"] for fields in reader.all_stored_fields()])
+        ix.close()
+    assert orders[0] == orders[1] == orders[2]
+    assert sorted(orders[0]) == sorted({r.id for r in records})

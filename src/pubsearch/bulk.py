@@ -1520,9 +1520,10 @@ def _worker(
     docs_per_segment: int,
     to_doc: Callable[[Any], Doc] | None = None,
     summarize: Callable[[Any], Any] | None = None,
+    number: int = 0,
 ) -> None:
-    """Worker process: write the documents of each batch from ``jobs`` (or those
-    ``to_doc`` makes of its items) into segments; send them back, with what
+    """Worker process ``number``: write the documents of each batch from ``jobs`` (or
+    those ``to_doc`` makes of its items) into segments; send them back, with what
     ``summarize`` makes of each."""
     _exit_with_parent()
     try:
@@ -1534,7 +1535,7 @@ def _worker(
 
         summaries: list[Any] = []
         segments = _write_segments(ix, docs(), docs_per_segment, summarize, summaries)
-        results.put(("ok", (segments, summaries)))
+        results.put(("ok", (number, (segments, summaries))))
     except BaseException as exc:  # reported to the parent, which raises it
         results.put(("error", f"{type(exc).__name__}: {exc}"))
         raise
@@ -1648,39 +1649,48 @@ def _write_documents(
         _commit_segments(ix, segments)
         return sum(int(segment.doc_count_all()) for segment in segments)
 
+    # Each worker takes every n-th batch from a queue of its own, and the segments are
+    # committed in worker order: the same input makes the same document numbers in every
+    # build (ties in score are ordered by document number), whichever worker is faster.
     ctx = multiprocessing.get_context("spawn")
-    jobs = ctx.Queue(maxsize=workers * 4)
+    queues = [ctx.Queue(maxsize=4) for _ in range(workers)]
     results = ctx.Queue()
     procs = [
         ctx.Process(
             target=_worker,
-            args=(str(index_dir), jobs, results, docs_per_segment, to_doc, summarize),
+            args=(str(index_dir), jobs, results, docs_per_segment, to_doc, summarize, number),
         )
-        for _ in range(workers)
+        for number, jobs in enumerate(queues)
     ]
     for proc in procs:
         proc.start()
     count = 0
+    turn = 0
     try:
         batch: list[Any] = []
         for doc in _chain(head, stream):
             batch.append(doc)
             if len(batch) >= BATCH_SIZE:
-                _put(jobs, batch, procs)
+                _put(queues[turn % workers], batch, [procs[turn % workers]])
+                turn += 1
                 count += len(batch)
                 batch = []
         if batch:
-            _put(jobs, batch, procs)
+            _put(queues[turn % workers], batch, [procs[turn % workers]])
             count += len(batch)
-        for _ in procs:
-            _put(jobs, None, procs)
-        segments = []
+        for jobs, proc in zip(queues, procs, strict=True):
+            _put(jobs, None, [proc])
+        done: dict[int, Any] = {}
         for _ in procs:
             status, payload = _get(results, procs)
             if status != "ok":
                 raise WorkerError(f"indexing worker failed: {payload}")
-            segments.extend(payload[0])
-            summaries.extend(payload[1])
+            number, written = payload
+            done[number] = written
+        segments = []
+        for number in sorted(done):
+            segments.extend(done[number][0])
+            summaries.extend(done[number][1])
         _join_meanwhile(procs)
     except BaseException:
         for proc in procs:
@@ -1689,10 +1699,12 @@ def _write_documents(
             proc.join()
         # Batches still buffered for workers that are gone would block this process's
         # exit (the queue's feeder thread waits to hand them over): drop them.
-        jobs.cancel_join_thread()
+        for jobs in queues:
+            jobs.cancel_join_thread()
         raise
     finally:
-        jobs.close()
+        for jobs in queues:
+            jobs.close()
         results.close()
     _commit_segments(ix, segments)
     return count
