@@ -237,11 +237,23 @@ def test_query_sort_and_paging(runner: CliRunner, cli_index: Path) -> None:
     assert data["hits"][0]["year"] <= data["hits"][1]["year"]
 
 
-def test_no_results_suggests(runner: CliRunner, cli_index: Path) -> None:
+def test_no_results_shows_the_spelling_correction(runner: CliRunner, cli_index: Path) -> None:
     out = run(runner, "query", "--index", str(cli_index), "batch sise").stdout
-    assert "No results for 'batch sise'." in out
-    assert "Did you mean: batch size" in out
-    assert "Broader: without \u201csise\u201d finds 6: pubsearch query batch" in out
+    assert out.startswith(
+        "Showing results for 'batch size': nothing matched 'batch sise' "
+        "(--no-correct searches it as typed).\n"
+    )
+    assert "1-6 of 6 results for 'batch size'" in out
+    typed = run(runner, "query", "--index", str(cli_index), "batch sise", "--no-correct").stdout
+    assert "No results for 'batch sise'." in typed
+    assert "Did you mean: batch size" in typed
+    assert "Broader: without \u201csise\u201d finds 6: pubsearch query batch" in typed
+    assert (
+        json.loads(
+            run(runner, "query", "--index", str(cli_index), "batch sise", "--format", "json").stdout
+        )["corrected_from"]
+        == "batch sise"
+    )
 
 
 def test_no_results_with_filters_suggests_dropping_one(runner: CliRunner, cli_index: Path) -> None:

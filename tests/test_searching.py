@@ -159,10 +159,25 @@ def test_sort_newest_and_oldest(service: SearchService) -> None:
 
 
 def test_did_you_mean(service: SearchService) -> None:
-    results = service.search(SearchRequest(q="batch sise"))
+    results = service.search(SearchRequest(q="batch sise", correct=False))
     assert results.total == 0
     assert results.suggestion == "batch size"
     assert service.search(SearchRequest(q="qwertyuiop")).suggestion is None
+
+
+def test_nothing_found_searches_the_correction_instead(service: SearchService) -> None:
+    results = service.search(SearchRequest(q="batch sise"))
+    assert results.corrected_from == "batch sise"
+    assert results.request.q == "batch size"
+    assert results.total == service.search(SearchRequest(q="batch size")).total == 6
+    assert results.suggestion is None
+
+
+def test_few_results_offer_the_correction(service: SearchService) -> None:
+    # "trainng" is in no record: with "batch" alone in the others, few match both words.
+    results = service.search(SearchRequest(q="large batch trainng"))
+    assert results.total > 0 and results.corrected_from is None
+    assert results.suggestion == "large batch training"
 
 
 def test_page_beyond_last_is_empty(service: SearchService) -> None:

@@ -81,6 +81,7 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "pages",
         "took_ms",
         "suggestion",
+        "corrected_from",
         "relaxed",
         "relaxed_words",
         "all_words_total",

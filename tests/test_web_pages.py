@@ -136,9 +136,16 @@ def test_page_past_the_end_says_so(client: FlaskClient) -> None:
 
 
 def test_no_hits_offers_did_you_mean(client: FlaskClient) -> None:
-    page = text(client, "/?q=batchh+sise")
+    page = text(client, "/?q=batchh+sise&correct=0")
     assert 'No results for “<span class="query">batchh sise</span>”' in page
     assert 'Did you mean <a href="/?q=batch+size">batch size</a>?' in page
+
+
+def test_no_hits_shows_results_for_the_correction(client: FlaskClient) -> None:
+    page = " ".join(text(client, "/?q=batchh+sise").split())
+    assert 'Showing results for <a href="/?q=batch+size"><strong>batch size</strong></a>.' in page
+    assert 'Search instead for <a href="/?q=batchh+sise&amp;correct=0">batchh sise</a>.' in page
+    assert "<strong>6</strong> results" in page
 
 
 def test_no_hits_offers_the_nearest_broader_search(client: FlaskClient) -> None:

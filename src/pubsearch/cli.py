@@ -299,6 +299,12 @@ def _summary_line(
 @click.option("--page", default=1, show_default=True, help="Page number, from 1.")
 @click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
 @click.option(
+    "--correct/--no-correct",
+    default=True,
+    show_default=True,
+    help="When nothing matches, search the spelling correction instead.",
+)
+@click.option(
     "--facet-size",
     default=DEFAULT_FACET_SIZE,
     show_default=True,
@@ -323,6 +329,7 @@ def query_command(
     limit: int,
     page: int,
     facets: bool,
+    correct: bool,
     facet_size: int,
     fmt: str,
     index_dir: Path | None,
@@ -346,6 +353,7 @@ def query_command(
         page_size=limit,
         facets=facets,
         facet_size=facet_size,
+        correct=correct,
     )
     service = SearchService(_index_dir(index_dir))
     try:
@@ -409,14 +417,17 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
     req = results.request
     for notice in results.notices:
         click.echo(click.style(f"Note: {notice}", dim=True))
+    if results.corrected_from is not None:
+        click.echo(
+            f"Showing results for {req.q!r}: nothing matched {results.corrected_from!r} "
+            "(--no-correct searches it as typed)."
+        )
     if results.relaxed_note:
         click.echo(results.relaxed_note)
-        if results.suggestion:
-            click.echo(f"Did you mean: {results.suggestion}")
+    if results.suggestion:
+        click.echo(f"Did you mean: {results.suggestion}")
     if results.total == 0:
         click.echo(f"No results for {req.q!r}." if req.q else "No results.")
-        if results.suggestion:
-            click.echo(f"Did you mean: {results.suggestion}")
         if broader is not None:
             click.echo(f"Broader: {broader.change} finds {broader.total:,}: {_as_command(broader)}")
     else:

@@ -69,6 +69,7 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         "pages": results.pages,
         "took_ms": results.took_ms,
         "suggestion": results.suggestion,
+        "corrected_from": results.corrected_from,
         "relaxed": results.relaxed,
         "relaxed_words": list(results.words),
         "all_words_total": results.all_words_total,

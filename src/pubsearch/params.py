@@ -1,7 +1,8 @@
 """Search parameters as strings (a URL's query string) to and from a :class:`SearchRequest`.
 
 The names are the CLI's: ``q``, ``author`` and ``subject`` (repeatable), ``year`` (``2021`` or
-``2019..2021``), ``sort``, ``page``, ``page_size`` and ``facet_size``. Every check of a value
+``2019..2021``), ``sort``, ``page``, ``page_size``, ``facet_size`` and ``correct`` (``0``:
+search the text as typed even when a spelling correction would find more). Every check of a value
 is made by :func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the
 web page, the JSON API and the command line accept and refuse exactly the same requests.
 """
@@ -15,7 +16,7 @@ from pubsearch.querying import parse_year
 from pubsearch.searching import DEFAULT_FACET_SIZE, SearchRequest
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
-SINGLE = ("q", "year", "sort", "page", "page_size", "facet_size")
+SINGLE = ("q", "year", "sort", "page", "page_size", "facet_size", "correct")
 REPEATABLE = ("author", "subject")
 NAMES = (*SINGLE, *REPEATABLE)
 
@@ -73,7 +74,21 @@ def request_from_params(params: Params, *, facets: bool = True) -> SearchRequest
         page_size=number("page_size", _DEFAULTS.page_size),
         facets=facets,
         facet_size=number("facet_size", DEFAULT_FACET_SIZE),
+        correct=_flag(params, "correct", _DEFAULTS.correct),
     )
+
+
+def _flag(params: Params, name: str, default: bool) -> bool:
+    """``1`` or ``0`` (also ``true``/``false``, ``yes``/``no``, ``on``/``off``)."""
+    text = _single(params, name)
+    if text is None:
+        return default
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ParameterError(name, f"must be 1 or 0, got {text!r}")
 
 
 def params_from_request(request: SearchRequest) -> list[tuple[str, str]]:
@@ -94,6 +109,8 @@ def params_from_request(request: SearchRequest) -> list[tuple[str, str]]:
     for name, value, default in optional:
         if value != default:
             pairs.append((name, str(value)))
+    if request.correct != _DEFAULTS.correct:
+        pairs.append(("correct", "1" if request.correct else "0"))
     return pairs
 
 

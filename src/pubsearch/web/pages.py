@@ -144,6 +144,7 @@ class ResultsPage:
     page_sizes: tuple[Choice, ...]
     export: ExportLinks
     suggestion_url: str | None
+    original_url: str | None  # the text as typed, when results are of its correction
     broader: BroaderSearch | None
     broader_url: str | None
 
@@ -214,7 +215,14 @@ def build_results_page(
         ),
         export=_export_links(results, export_paths, export_cap, extra_export_params),
         suggestion_url=(
-            url(replace(req, q=results.suggestion, page=1)) if results.suggestion else None
+            url(replace(req, q=results.suggestion, page=1, correct=True))
+            if results.suggestion
+            else None
+        ),
+        original_url=(
+            url(replace(req, q=results.corrected_from, page=1, correct=False))
+            if results.corrected_from is not None
+            else None
         ),
         broader=broader,
         broader_url=url(broader.request) if broader else None,
