@@ -6,11 +6,16 @@ two authors, Yang You and Wei Lin).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pubsearch.searching import SearchRequest, SearchResults, SearchService
+from pubsearch.indexing import build_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.searching import SearchRequest, SearchResults, SearchService, html_to_plain
 
 
 def search(service: SearchService, q: str, **kwargs: object) -> SearchResults:
@@ -152,3 +157,36 @@ def test_field_clauses_count_as_with_explicit_and(
     # And with bare words around them: the clauses still hold for every hit.
     with_words = search(service, " ".join(["batch", "size", "zebra", *clauses]))
     assert {h.id for h in with_words.hits} <= ids(service, " AND ".join(clauses))
+
+
+def test_tex_titles_are_shown_as_text_with_their_words_marked(tmp_path: Path) -> None:
+    corpus = tmp_path / "tex.jsonl"
+    corpus.write_text(
+        json.dumps(
+            {
+                "_id": "1",
+                "title": "\\textbf{\\underline{Diff}}usion of Fe$_3$GeTe$_2$ monolayers",
+                "text": "We study $\\alpha$-stable diffusion in $O(n^2)$ time. " * 8
+                + "The diffusion of continuous magnons in monolayers is measured.",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    build_index(tmp_path / "ix", read_paths([corpus], ReadReport()))
+    service = SearchService(tmp_path / "ix")
+    try:
+        (hit,) = service.search(SearchRequest(q="diffusion monolayers")).hits
+        assert hit.title_html == "<mark>Diffusion</mark> of Fe₃GeTe₂ <mark>monolayers</mark>"
+        assert hit.abstract_html.startswith("We study α-stable <mark>diffusion</mark> in O(n²)")
+        assert "$" not in hit.snippet and "\\" not in hit.snippet
+        (plain,) = service.search(SearchRequest(q="continuous magnons")).hits
+        # A snippet starts and ends at a word's edge.
+        text = html_to_plain(plain.snippet)
+        for part in text.split(" \u2026 "):
+            first, last = part.split()[0], part.split()[-1]
+            assert first in plain.abstract.split() or first.rstrip(".,") in plain.abstract
+            assert last.rstrip(".,") in plain.abstract.replace(".", " ").split()
+        assert hit.title.startswith("\\textbf")  # the record itself is as its source wrote it
+    finally:
+        service.close()

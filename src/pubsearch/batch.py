@@ -115,7 +115,8 @@ def search_hits(service: SearchService, text: str, hits: int) -> Iterator[Hit]:
     page = 1
     served = 0
     while served < hits:
-        results = service.search(SearchRequest(q=text, page=page, page_size=size))
+        request = SearchRequest(q=text, page=page, page_size=size, highlight=False)
+        results = service.search(request)
         for hit in results.hits[: hits - served]:
             served += 1
             yield hit

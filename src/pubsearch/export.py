@@ -44,6 +44,7 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "snippet": hit.snippet,
         "title_html": hit.title_html,
+        "abstract_html": hit.abstract_html,
         "untitled": hit.untitled,
     }
 

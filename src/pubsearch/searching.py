@@ -39,6 +39,7 @@ from pubsearch.querying import (
     parse_text_query,
     query_words,
 )
+from pubsearch.readable import readable
 from pubsearch.records import MARK_END, MARK_START, Record, fold
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.spelling import Spelling
@@ -82,6 +83,9 @@ class SearchRequest:
     # When nothing matches, search the spelling correction instead (Google's "Showing
     # results for"); False searches the text as it is.
     correct: bool = True
+    # Hits with their text for reading: TeX as text, matched words marked (batch runs,
+    # which need only ids and scores, go without).
+    highlight: bool = True
 
     def __post_init__(self) -> None:
         if self.sort not in SORT_ORDERS:
@@ -117,6 +121,7 @@ class Hit:
     title_html: str  # for an untitled record, its first words (records.title_from_text)
     untitled: bool = False
     date: str | None = None  # YYYY-MM-DD where the source gives the day
+    abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
 
 
 @dataclass(frozen=True)
@@ -194,12 +199,33 @@ def html_to_plain(fragment: str) -> str:
 
 
 class _MarkFormatter(highlight.Formatter):  # type: ignore[misc]  # whoosh is Any to mypy
-    """Wraps matched words in private-use marks; escaping is left to the renderer."""
+    """Wraps matched words in private-use marks; escaping is left to the renderer. A
+    fragment starts and ends at a word's edge, not inside one ("ntinuous")."""
 
     between = " \u2026 "
 
     def format_token(self, text: str, token: Any, replace: bool = False) -> str:
         return MARK_START + str(highlight.get_text(text, token, replace)) + MARK_END
+
+    def format_fragment(self, fragment: Any, replace: bool = False) -> str:
+        text = fragment.text
+        matches = [t for t in fragment.matches if t.startchar is not None]
+        first = min((t.startchar for t in matches), default=fragment.endchar)
+        last = max((t.endchar for t in matches), default=fragment.startchar)
+        start = fragment.startchar
+        if 0 < start < first and _inside_word(text, start):
+            space = text.find(" ", start, first)
+            fragment.startchar = space + 1 if space >= 0 else first
+        end = fragment.endchar
+        if last < end < len(text) and _inside_word(text, end):
+            space = text.rfind(" ", last, end)
+            fragment.endchar = space if space >= 0 else last
+        return str(super().format_fragment(fragment, replace))
+
+
+def _inside_word(text: str, at: int) -> bool:
+    """Whether position ``at`` falls between two characters of one word."""
+    return text[at - 1].isalnum() and text[at].isalnum()
 
 
 @dataclass(frozen=True)
@@ -297,7 +323,7 @@ class SearchService:
             fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
             formatter=_MarkFormatter(),
         )
-        self._titles = highlight.Highlighter(
+        self._whole = highlight.Highlighter(
             fragmenter=highlight.WholeFragmenter(), formatter=_MarkFormatter()
         )
 
@@ -550,7 +576,9 @@ class SearchService:
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = _marked_words(query)
-                return tuple(self._hit(ranked[i], i + 1, marks) for i in range(first, len(top)))
+                return tuple(
+                    self._hit(ranked[i], i + 1, marks, request) for i in range(first, len(top))
+                )
         else:
             # By year: the same scores, ordered with numpy by year first.
             top = documents_by_year(
@@ -567,7 +595,7 @@ class SearchService:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = _marked_words(query) if query is not None else None
                 return tuple(
-                    self._hit(ranked[i], i + 1, year_marks) for i in range(first, len(top))
+                    self._hit(ranked[i], i + 1, year_marks, request) for i in range(first, len(top))
                 )
         # Anything else (fuzzy terms, another weighting model): Whoosh's own collector.
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
@@ -585,22 +613,39 @@ class SearchService:
         page_marks = _marked_words(query) if query is not None else None
         hits = []
         for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
-            hits.append(self._hit(whoosh_hit, first + offset + 1, page_marks))
+            hits.append(self._hit(whoosh_hit, first + offset + 1, page_marks, request))
         return tuple(hits)
 
-    def _hit(self, hit: WhooshHit, rank: int, marks: dict[str, frozenset[str]] | None) -> Hit:
+    def _hit(
+        self,
+        hit: WhooshHit,
+        rank: int,
+        marks: dict[str, frozenset[str]] | None,
+        request: SearchRequest,
+    ) -> Hit:
         record = record_from_stored(hit.fields())
-        snippet = ""
-        title_html = ""
-        if marks is not None:
-            snippet = _highlight(self._snippets, hit, "abstract", marks["abstract"], top=2)
-            title_html = marked_to_html(
-                _highlight(self._titles, hit, "title", marks["title"], top=1)
-                if record.title
-                else _highlight(
-                    self._titles, hit, "abstract", marks["abstract"], 1, record.display_title
+        if not request.highlight:
+            title_html = html.escape(record.display_title)
+            snippet = abstract_html = ""
+        else:
+            # What the page shows: TeX written as text, matched words marked in it.
+            title = readable(record.display_title)
+            abstract = readable(record.abstract)
+            title_html = snippet = abstract_html = ""
+            if marks is not None:
+                snippet = _highlight(
+                    self._snippets, hit, "abstract", marks["abstract"], 2, abstract
                 )
-            )
+                title_field = "title" if record.title else "abstract"
+                title_html = marked_to_html(
+                    _highlight(self._whole, hit, title_field, marks[title_field], 1, title)
+                )
+                abstract_html = marked_to_html(
+                    _highlight(self._whole, hit, "abstract", marks["abstract"], 1, abstract)
+                )
+            snippet = marked_to_html(snippet) if snippet else html.escape(_lead(abstract))
+            title_html = title_html or html.escape(title)
+            abstract_html = abstract_html or html.escape(abstract)
         return Hit(
             rank=rank,
             id=record.id,
@@ -612,10 +657,11 @@ class SearchService:
             source=record.source,
             url=record.url,
             score=round(float(hit.score), 4) if isinstance(hit.score, (int, float)) else None,
-            snippet=marked_to_html(snippet) if snippet else html.escape(_lead(record.abstract)),
-            title_html=title_html or html.escape(record.display_title),
+            snippet=snippet,
+            title_html=title_html,
             untitled=not record.title,
             date=record.date,
+            abstract_html=abstract_html,
         )
 
     def _facets(

@@ -114,7 +114,7 @@ _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 
 
 def highlighted(hit: Hit, part: str) -> Markup:
-    """A hit's highlighted ``title`` or ``snippet`` as HTML.
+    """A hit's highlighted ``title``, ``snippet`` or ``abstract`` as HTML.
 
     The one place HTML made in Python is marked safe: these fragments are the record's
     text escaped by :func:`pubsearch.searching.marked_to_html`, with matches in ``<mark>``.
@@ -123,6 +123,8 @@ def highlighted(hit: Hit, part: str) -> Markup:
         return Markup(hit.title_html)
     if part == "snippet":
         return Markup(hit.snippet)
+    if part == "abstract":
+        return Markup(hit.abstract_html)
     raise ValueError(f"no highlighted part {part!r}")
 
 
