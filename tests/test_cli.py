@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -324,8 +325,41 @@ def test_index_progress_bar_shows_rate_and_time_left(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     report = ReadReport()
     records = read_paths([sample], report)
+    monkeypatch.setattr(_Progress, "TICK", 0.05)
     with _Progress(records, report, sample.stat().st_size) as counted:
         assert sum(1 for _ in counted) == 300
+        time.sleep(0.3)  # the index being written: the elapsed time goes on showing
     shown = capsys.readouterr().err
-    assert "records/s" in shown and "300 records" in shown and "100%" in shown
+    assert "indexing: 300 records read" in shown and "records/s" in shown and "100%" in shown
+    assert ", ," not in shown and ": ," not in shown
+    writing = [part for part in shown.split("\r") if "all 300 records read; writing" in part]
+    assert len(writing) >= 3  # redrawn while the last segments are written
     assert report.bytes_read == sample.stat().st_size
+
+
+def test_query_text_may_start_with_a_dash_and_need_no_quotes(
+    runner: CliRunner, cli_index: Path
+) -> None:
+    excluded = run(runner, "query", "--index", str(cli_index), "-lstm").stdout
+    assert excluded.startswith("1-10 of 35 results for '-lstm'")
+    words = run(runner, "query", "--index", str(cli_index), "batch", "size", "-lstm").stdout
+    assert "of 5 results for 'batch size -lstm'" in words
+
+
+def test_a_mistyped_option_is_refused_not_searched(runner: CliRunner, cli_index: Path) -> None:
+    result = run(runner, "query", "--index", str(cli_index), "--limt", "3", "batch")
+    assert result.exit_code == 2
+    assert "No such option '--limt'. Did you mean '--limit'?" in result.output
+
+
+def test_a_page_past_the_last_is_an_error(runner: CliRunner, cli_index: Path) -> None:
+    assert_one_line_error(
+        run(runner, "query", "--index", str(cli_index), "batch", "--page", "99"),
+        2,
+        "--page: 99 is past the last page (page 1 of 6 results)",
+    )
+    assert_one_line_error(
+        run(runner, "query", "--index", str(cli_index), "zzzqqq", "--page", "2"),
+        2,
+        "there are no results",
+    )

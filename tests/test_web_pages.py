@@ -116,6 +116,14 @@ def test_sort_orders(client: FlaskClient, app: Flask) -> None:
     assert '<option value="oldest" selected>' in oldest
 
 
+def test_without_query_text_the_sort_box_says_newest_first(client: FlaskClient) -> None:
+    for url in ("/", "/?q=*", "/?sort=relevance"):
+        page = text(client, url)
+        options = re.findall(r'<option value="(\w+)"( selected)?>', page.split('id="sort"')[1])
+        assert options[:2] == [("newest", " selected"), ("oldest", "")], url
+    assert '<option value="relevance" selected>' in text(client, "/?q=batch")
+
+
 def test_pages_and_page_size(client: FlaskClient) -> None:
     first = hit_titles(text(client, "/?page_size=5"))
     second_page = text(client, "/?page_size=5&page=2")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from pubsearch.config import ENV_INDEX, default_processes, resolve_index_dir
 from pubsearch.errors import (
     IndexCorruptError,
     NothingToIndexError,
+    ParameterError,
     PubsearchError,
     ReadError,
     UsageError,
@@ -175,15 +178,19 @@ def index_command(
 class _Progress:
     """Counts records as they pass. On a terminal, shows a bar: how much of the input has
     been read (bytes as stored, so compressed bytes for gzip files), records so far,
-    records per second and the time left."""
+    records per second and the time left; once all is read, that the index is being
+    written, with the time it has taken so far."""
 
-    # Redraw at most this often (records), so that the bar costs nothing measurable.
+    # Redraw every this many records, so that the bar costs nothing measurable.
     EVERY = 200
+    # While the last segments are written, the bar is redrawn this often (seconds).
+    TICK = 0.5
 
     def __init__(self, records: Iterator[Record], report: ReadReport, total_bytes: int | None):
         self._records = records
         self._report = report
         self._bar: Any = None
+        self._done = threading.Event()
         if sys.stderr.isatty():
             from tqdm import tqdm
 
@@ -196,9 +203,9 @@ class _Progress:
                 file=sys.stderr,
                 leave=False,
                 bar_format=(
-                    "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
+                    "{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
                     if total_bytes
-                    else "{desc}: {postfix} [{elapsed}]"
+                    else "{desc} [{elapsed}]"
                 ),
             )
 
@@ -213,8 +220,13 @@ class _Progress:
             yield record
         if bar is not None:
             self._show(count, started)
-            bar.set_description("finishing")
-            bar.refresh()
+            bar.bar_format = "{desc} [{elapsed}]"
+            bar.set_description_str(f"all {count:,} records read; writing the index")
+            threading.Thread(target=self._tick, name="pubsearch-progress", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.TICK):
+            self._bar.refresh()
 
     def _show(self, count: int, started: float) -> None:
         bar = self._bar
@@ -223,12 +235,13 @@ class _Progress:
             done = min(done, bar.total)
         bar.update(done - bar.n)
         rate = count / max(time.monotonic() - started, 1e-6)
-        bar.set_postfix_str(f"{count:,} records, {rate:,.0f} records/s", refresh=False)
+        bar.set_description_str(f"indexing: {count:,} records read, {rate:,.0f} records/s,")
 
     def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._done.set()
         if self._bar is not None:
             self._bar.close()
 
@@ -282,8 +295,10 @@ def _summary_line(
 # -- query ---------------------------------------------------------------------------------
 
 
-@main.command("query")
-@click.argument("text", required=False, default="")
+# Unknown options are let through so that "-lstm" (exclude a word) is query text; a
+# mistyped long option ("--limt") is still refused (see _query_text).
+@main.command("query", context_settings={"ignore_unknown_options": True})
+@click.argument("text", nargs=-1)
 @click.option("--author", "authors", multiple=True, help="Only this author (repeat for OR).")
 @click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
@@ -321,7 +336,7 @@ def _summary_line(
 @index_option
 @reports_errors
 def query_command(
-    text: str,
+    text: tuple[str, ...],
     authors: tuple[str, ...],
     subjects: tuple[str, ...],
     year: str | None,
@@ -334,7 +349,8 @@ def query_command(
     fmt: str,
     index_dir: Path | None,
 ) -> None:
-    """Search the index. TEXT uses the query syntax in README.md; plain words just work.
+    """Search the index. TEXT uses the query syntax in README.md; plain words just work,
+    quoted or not (pubsearch query batch size -lstm).
 
     \b
     Example:
@@ -344,7 +360,7 @@ def query_command(
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
     """
     request = SearchRequest(
-        q=text,
+        q=_query_text(text),
         authors=authors,
         subjects=subjects,
         year=parse_year(year, "--year") if year is not None else None,
@@ -358,6 +374,14 @@ def query_command(
     service = SearchService(_index_dir(index_dir))
     try:
         results = service.search(request)
+        if request.page > results.pages:
+            found = (
+                f"page {results.pages:,} of {results.total:,} "
+                f"{'result' if results.total == 1 else 'results'}"
+                if results.total
+                else "there are no results"
+            )
+            raise ParameterError("--page", f"{request.page} is past the last page ({found})")
         bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
         broader = None
         if fmt == "text" and results.total == 0:
@@ -374,6 +398,19 @@ def query_command(
         click.echo(export.hits_to_csv(results.hits), nl=False)
     else:
         _print_results(results, broader)
+
+
+def _query_text(parts: tuple[str, ...]) -> str:
+    """The query text of the command's arguments, joined by spaces (``pubsearch query
+    batch size -lstm``); an argument like ``--limt`` is a mistyped option, not text."""
+    for part in parts:
+        if part.startswith("--") and len(part) > 2:
+            name = part.partition("=")[0]
+            command = click.get_current_context().command
+            known = [opt for param in command.params for opt in getattr(param, "opts", ())]
+            close = difflib.get_close_matches(name, [o for o in known if o.startswith("--")])
+            raise click.NoSuchOption(name, possibilities=close)
+    return " ".join(parts)
 
 
 def _as_command(broader: BroaderSearch) -> str:

@@ -209,7 +209,7 @@ def build_results_page(
         first_url=url(replace(req, page=1)),
         prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
         next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
-        sorts=tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS),
+        sorts=_sorts(req),
         page_sizes=tuple(
             Choice(str(n), str(n), n == req.page_size) for n in sorted({*PAGE_SIZES, req.page_size})
         ),
@@ -227,6 +227,15 @@ def build_results_page(
         broader=broader,
         broader_url=url(broader.request) if broader else None,
     )
+
+
+def _sorts(req: SearchRequest) -> tuple[Choice, ...]:
+    """The sort orders to offer. Without query text there is nothing to rank by relevance:
+    the list is newest first, and the box says so."""
+    if req.q.strip() not in ("", "*"):
+        return tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS)
+    shown = "oldest" if req.sort == "oldest" else "newest"
+    return tuple(Choice(s, SORT_LABELS[s], s == shown) for s in ("newest", "oldest"))
 
 
 def _has_filters(req: SearchRequest) -> bool:
