@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pubsearch.errors import RecordNotFoundError
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.indexing import build_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.searching import RELATED_MAX, SearchRequest, SearchService
 
 
 def _id_of(service: SearchService, title: str) -> str:
@@ -52,3 +56,22 @@ def test_query_text_narrows_related_records(service: SearchService) -> None:
 def test_unknown_record(service: SearchService) -> None:
     with pytest.raises(RecordNotFoundError):
         service.related("no-such-id", SearchRequest())
+
+
+def test_only_the_closest_are_shown_each_with_the_words_it_shares(tmp_path: Path) -> None:
+    sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
+    build_index(tmp_path, read_paths([sample], ReadReport()))
+    service = SearchService(tmp_path)
+    try:
+        record = next(r for r in service.iter_records() if "Diffusion" in r.title)
+        every = service.count(SearchRequest(q=" OR ".join(record.title.split()[:6])))
+        results = service.related(record.id, SearchRequest(page_size=100, facets=True))
+        assert results.total == len(results.hits) <= RELATED_MAX < every
+        assert results.facets is not None
+        assert sum(v.count for v in results.facets["year"]) == results.total
+        for hit in results.hits:
+            assert hit.shared
+            text = (hit.title + " " + hit.abstract).lower()
+            assert all(word.lower()[:4] in text for word in hit.shared), hit.shared
+    finally:
+        service.close()

@@ -46,6 +46,7 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "title_html": hit.title_html,
         "abstract_html": hit.abstract_html,
         "untitled": hit.untitled,
+        "shared": list(hit.shared),
     }
 
 

@@ -63,8 +63,10 @@ MAX_KEPT_FREQUENCIES = 200_000
 FEW_RESULTS = 10
 # A relaxed query's words are listed in its note up to this many.
 RELAXED_WORDS_LISTED = 8
-# More-like-this: (field, weight, key terms taken from it) for related records.
+# More-like-this: (field, weight, key terms taken from it) for related records, and how
+# many of the closest are shown.
 RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
+RELATED_MAX = 50
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class Hit:
     untitled: bool = False
     date: str | None = None  # YYYY-MM-DD where the source gives the day
     abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
+    shared: tuple[str, ...] = ()  # a related record: the key words it shares
 
 
 @dataclass(frozen=True)
@@ -772,7 +775,9 @@ class SearchService:
     # -- related records -------------------------------------------------------------------
 
     def related(self, record_id: str, request: SearchRequest) -> SearchResults:
-        """The records most like ``record_id``, filtered, sorted and paged like a search.
+        """The :data:`RELATED_MAX` records most like ``record_id`` (fewer when fewer share
+        anything with it), filtered, sorted and paged like a search; each hit says which
+        key words of the record it shares (``Hit.shared``).
 
         "Like" is Whoosh's more-like-this: the key terms of the record's title and abstract,
         searched for in the same fields of every other record. ``request.q``, when given,
@@ -781,34 +786,43 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query = self._more_like_query(searcher, record_id)
+        query, key_words = self._more_like_query(searcher, record_id)
         narrowing = parse_query(request.q, searcher.schema)
         if narrowing is not None:
             query = wq.And([query, narrowing])
 
-        text_mask = self._query_mask(searcher, query, table)
         people = self._people(gen, table, request.authors)
         filters = self._filter_masks(request, table, people)
-        final = text_mask.copy()
+        matching = self._query_mask(searcher, query, table)
         for mask in filters.values():
-            final &= mask
-        total = int(final.sum())
+            matching &= mask
+        # The closest only: a count of every record sharing a word with it means nothing.
+        closest = np.zeros(table.size, dtype=np.bool_)
+        top = top_documents(searcher, query, matching, RELATED_MAX, self._lengths(searcher))
+        if top is not None:
+            closest[[docnum for _, docnum in top]] = True
+        total = int(closest.sum())
 
-        hits = self._page(searcher, query, request, final, filters, total, table)
-        facets = (
-            self._facets(request, table, text_mask, filters, people) if request.facets else None
-        )
+        hits = self._page(searcher, query, request, closest, filters, total, table)
+        analyzer = searcher.schema[DEFAULT_FIELD].analyzer
+        hits = tuple(replace(hit, shared=_shared_words(analyzer, hit, key_words)) for hit in hits)
+        facets = self._facets(request, table, closest, {}, people) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         found = {
             typed: tuple(table.authors.labels[i] for i in ids) for typed, ids in people.items()
         }
         return SearchResults(request, total, hits, facets, round(took, 2), authors_found=found)
 
-    def _more_like_query(self, searcher: Searcher, record_id: str) -> wq.Query:
+    def _more_like_query(
+        self, searcher: Searcher, record_id: str
+    ) -> tuple[wq.Query, dict[str, str]]:
+        """The query of the records like ``record_id``, and its key words (stem -> the
+        word as the record writes it)."""
         stored = searcher.document(id=record_id)
         if stored is None:
             raise RecordNotFoundError(f"no record with id {record_id!r}")
         terms: list[wq.Query] = []
+        words: dict[str, str] = {}
         for fieldname, boost, numterms in RELATED_FIELDS:
             text = stored.get(fieldname) or ""
             if not text:
@@ -816,11 +830,13 @@ class SearchService:
             key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
             # Short and numeric terms ("al", "2018") say little about what a paper is about.
             kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
+            written = _written_words(searcher.schema[fieldname].analyzer, readable(text))
             for word, weight in kept[:numterms]:
                 terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
+                words.setdefault(word, written.get(word, word))
         if not terms:
-            return wq.NullQuery
-        return wq.AndNot(wq.Or(terms), wq.Term("id", record_id))
+            return wq.NullQuery, {}
+        return wq.AndNot(wq.Or(terms), wq.Term("id", record_id)), words
 
 
 def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
@@ -905,6 +921,24 @@ def _highlight(
             text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
         )
     )
+
+
+def _written_words(analyzer: Any, text: str) -> dict[str, str]:
+    """Each term of ``text`` (as ``analyzer`` makes it) and the word that first gave it,
+    as written (lower case unless it is an acronym)."""
+    out: dict[str, str] = {}
+    for token in analyzer(text, chars=True, mode="index"):
+        if token.text not in out:
+            word = text[token.startchar : token.endchar]
+            out[token.text] = word if word.isupper() else word.lower()
+    return out
+
+
+def _shared_words(analyzer: Any, hit: Hit, key_words: dict[str, str]) -> tuple[str, ...]:
+    """The key words (``key_words``: term -> word) that ``hit``'s title or abstract has,
+    in the order of the key words."""
+    have = set(analyzer.words(f"{hit.title}\n{hit.abstract}"))
+    return tuple(word for term, word in key_words.items() if term in have)
 
 
 def _lead(text: str, limit: int = SNIPPET_CHARS) -> str:
