@@ -45,7 +45,7 @@ import ir_measures
 import Stemmer
 from ir_measures import RR, R, nDCG
 
-from pubsearch import batch
+from pubsearch import trec
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 
@@ -140,11 +140,11 @@ def measured(
 
 
 def pubsearch_scores(
-    coll: Collection, index_dir: Path, queries: list[batch.BatchQuery], qrels: dict
+    coll: Collection, index_dir: Path, queries: list[trec.BatchQuery], qrels: dict
 ) -> Scores:
     run: dict[str, dict[str, float]] = {}
     started = time.perf_counter()
-    for query_run in batch.run_in_processes(index_dir, queries, processes=2, hits=HITS):
+    for query_run in trec.run_in_processes(index_dir, queries, processes=2, hits=HITS):
         if query_run.error:
             print(f"error: {query_run.error}", file=sys.stderr)
         for line in query_run.lines:
@@ -158,7 +158,7 @@ def pubsearch_scores(
 def reference_scores(
     ids: list[str],
     tokens: object,
-    queries: list[batch.BatchQuery],
+    queries: list[trec.BatchQuery],
     qrels: dict,
     k1: float,
     b: float,
@@ -263,7 +263,7 @@ def main() -> None:
         tokens_of: dict[Path, tuple[list[str], object]] = {}
         for coll in colls:
             qrels = read_qrels(coll.qrels)
-            queries = [q for q in batch.read_queries(coll.queries) if q.id in qrels]
+            queries = [q for q in trec.read_queries(coll.queries) if q.id in qrels]
             if coll.directory not in indexes:
                 index_dir = Path(tmp) / f"index-{len(indexes)}"
                 build_index(index_dir, read_paths([coll.directory / "corpus.jsonl"], ReadReport()))

@@ -65,8 +65,9 @@ from whoosh.reading import SegmentReader
 from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
-from pubsearch import collector, speedups, storage
+from pubsearch import gcpause, speedups, storage
 from pubsearch.analysis import FastAnalyzer, IndexWords, Vocabulary
+from pubsearch.errors import WorkerError
 from pubsearch.schema import CONTENT_PARTS, DEFAULT_FIELD
 
 Doc = dict[str, Any]
@@ -1486,7 +1487,7 @@ def _write_segments(
     ``summarize``, what it makes of a reader of each segment is appended to
     ``summaries``, segment by segment.
 
-    The garbage collector is paused (see :mod:`pubsearch.collector`) but for the young
+    The garbage collector is paused (see :mod:`pubsearch.gcpause`) but for the young
     objects after each segment, so that cycles, were there any, would not outlive it (a
     segment of 30,000 records left 30 objects for it).
     """
@@ -1494,7 +1495,7 @@ def _write_segments(
     writer: BulkWriter | None = None
     count = 0
     try:
-        with collector.paused():
+        with gcpause.paused():
             for doc in docs:
                 if writer is None:
                     writer = BulkWriter(ix, _lk=False)
@@ -1579,10 +1580,6 @@ def _next_batch(jobs: Any) -> list[Any] | None:
                 os._exit(1)  # nothing to report to; the next build removes the files
 
 
-class WorkerError(RuntimeError):
-    """A worker process failed while writing documents."""
-
-
 def write_documents(
     index_dir: Path,
     docs: Iterable[Any],
@@ -1598,7 +1595,7 @@ def write_documents(
     The first ``parallel_threshold`` documents are buffered: a smaller input (or any
     input, with one worker) is written in this process; a larger one is spread over
     ``workers`` processes. Either way, in segments of ``docs_per_segment`` documents.
-    The garbage collector does not run by itself meanwhile (see :mod:`pubsearch.collector`;
+    The garbage collector does not run by itself meanwhile (see :mod:`pubsearch.gcpause`;
     no reference cycles are made): this process reads the documents.
 
     With ``to_doc`` (a module-level function, which a worker can import), ``docs`` are
@@ -1609,7 +1606,7 @@ def write_documents(
     reader of each segment, in the order of the segments in the index, computed where the
     segment was written.
     """
-    with collector.paused():
+    with gcpause.paused():
         return _write_documents(
             index_dir,
             docs,

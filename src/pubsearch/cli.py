@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
-from pubsearch import batch, export, speedups, storage
+from pubsearch import export, speedups, storage, trec
 from pubsearch.broadening import BroaderSearch, nearest_broader
 from pubsearch.config import ENV_INDEX, default_processes, resolve_index_dir
 from pubsearch.errors import (
@@ -493,7 +493,7 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
 @index_option
 @click.option(
     "--hits",
-    default=batch.DEFAULT_HITS,
+    default=trec.DEFAULT_HITS,
     show_default=True,
     help="Results written per query (1 to 10,000).",
 )
@@ -503,13 +503,13 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
     help="Write the run to this file. Default: standard output.",
 )
 @click.option(
-    "--tag", default=batch.DEFAULT_TAG, show_default=True, help="Run name, the last column."
+    "--tag", default=trec.DEFAULT_TAG, show_default=True, help="Run name, the last column."
 )
 @click.option(
     "--processes",
     type=click.IntRange(1, 64),
     help="Processes searching at once, each with the index open; the run is the same "
-    f"whatever the number. Fewer for a short file (one per {batch.MIN_QUERIES_PER_PROCESS} "
+    f"whatever the number. Fewer for a short file (one per {trec.MIN_QUERIES_PER_PROCESS} "
     "queries). [default: 2, or 1 with one CPU]",
 )
 @reports_errors
@@ -534,15 +534,15 @@ def batch_command(
         pubsearch batch queries.tsv --hits 100 --output run.txt
         pubsearch batch queries.jsonl --index /tmp/scifact > run.txt
     """
-    batch.check_hits(hits)
+    trec.check_hits(hits)
     failed: list[str] = []
-    read = batch.read_queries(queries, problems=failed)
+    read = trec.read_queries(queries, problems=failed)
     for problem in failed:
         click.echo(f"error: {problem}", err=True)
     lines = len(read) + len(failed)
     count = processes or default_processes()
     with _run_output(output) as out:
-        runs = batch.run_in_processes(_index_dir(index_dir), read, count, hits=hits, tag=tag)
+        runs = trec.run_in_processes(_index_dir(index_dir), read, count, hits=hits, tag=tag)
         for query_run in _query_progress(runs, len(read)):
             if query_run.error is not None:
                 failed.append(query_run.error)
@@ -563,7 +563,7 @@ def _batch_summary(lines: int, failed: list[str]) -> str:
     return f"{searched}; {len(failed):,} failed ({where}{more})"
 
 
-def _query_progress(runs: Iterator[batch.QueryRun], total: int) -> Iterator[batch.QueryRun]:
+def _query_progress(runs: Iterator[trec.QueryRun], total: int) -> Iterator[trec.QueryRun]:
     """Each query's run lines, counted by a progress bar on a terminal as they come."""
     if not sys.stderr.isatty():
         yield from runs

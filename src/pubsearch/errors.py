@@ -53,3 +53,12 @@ class ReadError(PubsearchError):
 
 class NothingToIndexError(PubsearchError):
     """The sources held no readable record, so the index was left as it was."""
+
+
+class WorkerError(PubsearchError):
+    """A process writing part of the index stopped or failed (the build is abandoned and
+    the previous index stays live)."""
+
+
+class ServerProcessError(PubsearchError):
+    """One of the server's processes died; the server stopped."""

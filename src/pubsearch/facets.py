@@ -23,7 +23,7 @@ import numpy.typing as npt
 from whoosh import columns
 from whoosh.reading import IndexReader
 
-from pubsearch import collector
+from pubsearch import gcpause
 from pubsearch.records import fold
 from pubsearch.schema import VALUE_SEP
 
@@ -212,7 +212,7 @@ class FacetTable:
     @classmethod
     def build(cls, reader: IndexReader) -> FacetTable:
         """Read every document's facet values from the index (the slow way, once)."""
-        with collector.paused():  # hundreds of thousands of strings and lists, no cycles
+        with gcpause.paused():  # hundreds of thousands of strings and lists, no cycles
             return cls(
                 authors=MultiValued.from_column(reader, "author_facet"),
                 subjects=MultiValued.from_column(reader, "subject_facet"),
@@ -226,7 +226,7 @@ class FacetTable:
         """The table of an index of these segments, in this order, none with deletions:
         :meth:`build`'s, from what the writers of the segments worked out (see
         :func:`segment_facets`)."""
-        with collector.paused():
+        with gcpause.paused():
             years = [s.years for s in segments]
             dates = [s.dates for s in segments]
             return cls(
@@ -321,7 +321,7 @@ def segment_facets(reader: IndexReader) -> SegmentFacets:
     """The facet values of the segment ``reader`` reads: computed by the worker that
     wrote it, while the other writes its own, rather than for the whole index once both
     are done (1.7 s at 102,289 records, with one CPU idle)."""
-    with collector.paused():
+    with gcpause.paused():
         return SegmentFacets(
             authors=MultiValued.from_column(reader, "author_facet").parts(),
             subjects=MultiValued.from_column(reader, "subject_facet").parts(),

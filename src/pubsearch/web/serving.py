@@ -32,7 +32,7 @@ from waitress import create_server
 from waitress.adjustments import Adjustments
 
 from pubsearch import config
-from pubsearch.errors import PubsearchError, UsageError
+from pubsearch.errors import PubsearchError, ServerProcessError, UsageError
 
 Address = tuple[str, int]
 AppFactory = Callable[[], Any]  # a WSGI application, built in the process that serves it
@@ -43,10 +43,6 @@ PARENT_CHECK_SECONDS = 1.0
 BACKLOG = 1024
 # How long stopping waits for the children before killing them.
 STOP_SECONDS = 10.0
-
-
-class ServerProcessError(PubsearchError):
-    """A server process exited while the server was running."""
 
 
 def can_fork() -> bool:

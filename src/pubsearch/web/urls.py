@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import quote_plus, urlencode
 
-from pubsearch.params import params_from_request
 from pubsearch.querying import YearRange
 from pubsearch.records import fold
 from pubsearch.searching import SearchRequest
+from pubsearch.web.params import params_from_request
 
 
 def search_url(path: str, request: SearchRequest) -> str:

@@ -19,11 +19,11 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from pubsearch import export
 from pubsearch.broadening import nearest_broader
-from pubsearch.params import collect_params, request_from_params
 from pubsearch.records import Record
 from pubsearch.searching import SearchRequest, SearchResults
 from pubsearch.web import service
 from pubsearch.web.pages import build_results_page
+from pubsearch.web.params import collect_params, request_from_params
 from pubsearch.web.urls import search_url
 
 bp = Blueprint("pubsearch", __name__)
@@ -104,20 +104,20 @@ def export_results(ext: str) -> Response:
     req = _search_request(facets=False)
     related = request.args.get("related", "").strip()
     search: Search = functools.partial(svc.related, related) if related else svc.search
-    batch = export.collect_hits(search, req, cap=current_app.config["EXPORT_CAP"])
+    collected = export.collect_hits(search, req, cap=current_app.config["EXPORT_CAP"])
     if ext == "bib":
-        comment = f"pubsearch export: {batch.describe(req)}\nsearch: {request.full_path}"
-        body = export.hits_to_bibtex(batch.hits, svc.record, comment)
+        comment = f"pubsearch export: {collected.describe(req)}\nsearch: {request.full_path}"
+        body = export.hits_to_bibtex(collected.hits, svc.record, comment)
     elif ext == "csv":
-        body = export.hits_to_csv(batch.hits)
+        body = export.hits_to_csv(collected.hits)
     else:
-        body = export.hits_to_jsonl(batch.hits)
+        body = export.hits_to_jsonl(collected.hits)
     _, media_type = EXPORTS[ext]
     response = Response(body, mimetype=media_type)
     response.headers["Content-Disposition"] = f'attachment; filename="pubsearch.{ext}"'
-    response.headers["X-Total-Count"] = str(batch.total)
-    response.headers["X-Export-Count"] = str(len(batch.hits))
-    response.headers["X-Export-Capped"] = "true" if batch.capped else "false"
+    response.headers["X-Total-Count"] = str(collected.total)
+    response.headers["X-Export-Count"] = str(len(collected.hits))
+    response.headers["X-Export-Capped"] = "true" if collected.capped else "false"
     return response
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.params import params_from_request, parse_int, request_from_params
 from pubsearch.querying import YearRange
 from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.web.params import params_from_request, parse_int, request_from_params
 
 
 def test_no_parameters_is_the_default_request() -> None:

@@ -11,10 +11,10 @@ import pytest
 from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
-from pubsearch import batch
-from pubsearch.batch import read_queries
+from pubsearch import trec
 from pubsearch.cli import main
 from pubsearch.errors import ReadError
+from pubsearch.trec import read_queries
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -268,7 +268,7 @@ def test_batch_has_help() -> None:
     assert "TREC run" in result.output
 
 
-# -- several processes (batch.run_in_processes) ----------------------------------------------
+# -- several processes (trec.run_in_processes) ----------------------------------------------
 
 SEED_QUERIES = [
     "batch size",
@@ -312,10 +312,10 @@ def test_the_run_is_the_same_with_several_processes(seed_index: Path, many: Path
 
 
 def test_several_processes_really_search(seed_index: Path, tmp_path: Path) -> None:
-    queries = batch.read_queries(
+    queries = trec.read_queries(
         write(tmp_path / "q.tsv", "".join(f"q{n}\tbatch size\n" for n in range(32)))
     )
-    runs = (query_run.lines for query_run in batch.run_in_processes(seed_index, queries, 3, 5))
+    runs = (query_run.lines for query_run in trec.run_in_processes(seed_index, queries, 3, 5))
     first = next(runs)
     workers = multiprocessing.active_children()
     rest = list(runs)
@@ -328,8 +328,8 @@ def test_several_processes_really_search(seed_index: Path, tmp_path: Path) -> No
 
 
 def test_a_short_batch_uses_fewer_processes(seed_index: Path, tsv: Path) -> None:
-    queries = batch.read_queries(tsv)  # 3 queries: one process, this one
-    runs = batch.run_in_processes(seed_index, queries, processes=4, hits=5)
+    queries = trec.read_queries(tsv)  # 3 queries: one process, this one
+    runs = trec.run_in_processes(seed_index, queries, processes=4, hits=5)
     assert len(next(runs).lines) == 5
     assert not multiprocessing.active_children()
     assert len(list(runs)) == 2
