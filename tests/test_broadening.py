@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pubsearch.broadening import nearest_broader
-from pubsearch.querying import YearRange, bare_words
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.querying import bare_words
+from pubsearch.request import SearchRequest, YearRange
+from pubsearch.searching import SearchService
 
 
 def test_plain_words_only_for_queries_without_syntax() -> None:

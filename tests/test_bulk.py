@@ -24,7 +24,8 @@ from whoosh.writing import SegmentWriter
 from pubsearch import analysis as pubsearch_analysis
 from pubsearch import bulk, masks, storage
 from pubsearch import speedups as speedups_module
-from pubsearch.indexing import build_index, record_fields
+from pubsearch.documents import record_fields
+from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.schema import text_analyzer
@@ -462,7 +463,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
-from pubsearch.indexing import build_index, record_fields
+from pubsearch.documents import record_fields
+from pubsearch.indexing import build_index
 from pubsearch.records import Record
 
 def docs():
@@ -519,7 +521,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import bulk, storage
-from pubsearch.indexing import build_index, record_fields
+from pubsearch.documents import record_fields
+from pubsearch.indexing import build_index
 from pubsearch.records import Record
 
 def docs():

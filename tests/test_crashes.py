@@ -15,7 +15,8 @@ import pytest
 from pubsearch import storage
 from pubsearch.indexing import build_index
 from pubsearch.records import Record
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 WORDS = (
     "gradient descent sparse attention kernel tensor graph quantum lattice protein spectral "

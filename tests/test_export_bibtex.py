@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from pubsearch import export
 from pubsearch.cli import main
 from pubsearch.records import Record
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 
 def test_key_is_family_name_year_and_first_significant_title_word() -> None:

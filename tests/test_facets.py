@@ -25,10 +25,11 @@ from pubsearch import facets, storage
 from pubsearch.facets import FACETS_FILE, FacetTable, _column_values, _live, _years
 from pubsearch.indexing import build_index, update_index
 from pubsearch.masks import query_mask
-from pubsearch.querying import YearRange, parse_query
+from pubsearch.querying import parse_query
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record, fold
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest, YearRange
+from pubsearch.searching import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"

@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 from pubsearch.cli import main
 from pubsearch.errors import ReadError
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 
 def jsonl_record(n: int) -> str:

@@ -11,7 +11,8 @@ from pubsearch.errors import IndexLockedError, IndexMissingError
 from pubsearch.indexing import build_index, update_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 
 def seeds(seeds_dir: Path) -> Iterator[Record]:

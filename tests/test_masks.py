@@ -16,11 +16,13 @@ from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
 from whoosh.writing import SegmentWriter
 
 from pubsearch import masks, speedups, storage
-from pubsearch.indexing import build_index, record_fields, update_index
+from pubsearch.documents import record_fields
+from pubsearch.indexing import build_index, update_index
 from pubsearch.masks import _sorted_common, phrase_docs, postings, query_mask
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -9,11 +9,10 @@ from pubsearch.querying import (
     MAX_BARE_TERMS,
     MAX_QUERY_CHARS,
     MIN_STRICT_MATCHES,
-    YearRange,
     parse_query,
     parse_text_query,
-    parse_year,
 )
+from pubsearch.request import YearRange, parse_year
 from pubsearch.schema import build_schema
 
 SCHEMA = build_schema()

@@ -298,3 +298,9 @@ def test_forced_format_reads_content_detection_would_refuse(tmp_path: Path) -> N
 def test_unknown_format() -> None:
     with pytest.raises(ParameterError, match="unknown format 'bibtex'"):
         read(CORPUS_SAMPLE, fmt="bibtex")
+
+
+def test_the_format_names_the_command_line_offers_are_the_readers() -> None:
+    from pubsearch.readers import FORMAT_NAMES, FORMATS
+
+    assert FORMAT_NAMES == tuple(FORMATS)

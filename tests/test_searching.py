@@ -8,10 +8,10 @@ import pytest
 
 from pubsearch import ranking
 from pubsearch.errors import IndexMissingError, ParameterError, RecordNotFoundError
-from pubsearch.querying import YearRange
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record, merge_records
-from pubsearch.searching import MAX_PAGE_SIZE, SearchRequest, SearchService
+from pubsearch.request import MAX_PAGE_SIZE, SearchRequest, YearRange
+from pubsearch.searching import SearchService
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import pytest
 
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 PATEL_PAPERS = 2  # Vishal M. Patel's papers among the 300 arXiv records of the sample

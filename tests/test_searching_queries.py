@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchRequest, SearchResults, SearchService, html_to_plain
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchResults, SearchService, html_to_plain
 
 
 def search(service: SearchService, q: str, **kwargs: object) -> SearchResults:

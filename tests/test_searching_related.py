@@ -9,7 +9,8 @@ import pytest
 from pubsearch.errors import RecordNotFoundError
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import RELATED_MAX, SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import RELATED_MAX, SearchService
 
 
 def _id_of(service: SearchService, title: str) -> str:

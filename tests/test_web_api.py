@@ -13,7 +13,8 @@ from flask.testing import FlaskClient
 
 from pubsearch import export
 from pubsearch.cli import main
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 
 def _without_time(data: dict[str, Any]) -> dict[str, Any]:

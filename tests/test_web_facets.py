@@ -15,7 +15,8 @@ from flask.testing import FlaskClient
 
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record, merge_records
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
 
 
 @pytest.fixture(scope="module")

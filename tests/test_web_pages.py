@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from pubsearch.searching import SearchRequest
+from pubsearch.request import SearchRequest
 from pubsearch.web import SERVICE_KEY, create_app, warm_up
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.querying import YearRange
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.request import SearchRequest, YearRange
+from pubsearch.searching import SearchService
 from pubsearch.web.params import params_from_request, parse_int, request_from_params
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from pubsearch.querying import YearRange
-from pubsearch.searching import FacetValue, SearchRequest, SearchResults
+from pubsearch.request import SearchRequest, YearRange
+from pubsearch.searching import FacetValue, SearchResults
 from pubsearch.web import pages, urls
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from pubsearch.querying import bare_words
-from pubsearch.searching import SearchRequest
+from pubsearch.request import SearchRequest
 
 # Word-dropping is only tried for plain words (querying.bare_words), and for few of them
 # (each is a search).

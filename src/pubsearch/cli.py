@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
-from pubsearch import export, speedups, storage, trec
-from pubsearch.broadening import BroaderSearch, nearest_broader
-from pubsearch.config import ENV_INDEX, default_processes, resolve_index_dir
+from pubsearch import speedups, trec
+from pubsearch.config import ENV_INDEX, LOCK_TIMEOUT_SECONDS, default_processes, resolve_index_dir
 from pubsearch.errors import (
     IndexCorruptError,
     NothingToIndexError,
@@ -27,22 +26,19 @@ from pubsearch.errors import (
     ReadError,
     UsageError,
 )
-from pubsearch.indexing import LOCK_TIMEOUT_SECONDS, IndexSummary, build_index, update_index
-from pubsearch.querying import parse_year
-from pubsearch.readers import FORMATS, ReadReport, iter_files, read_paths
-from pubsearch.records import Record
-from pubsearch.searching import (
-    DEFAULT_FACET_SIZE,
-    SORT_ORDERS,
-    Hit,
-    SearchRequest,
-    SearchResults,
-    SearchService,
-    html_to_plain,
-)
+from pubsearch.readers import FORMAT_NAMES
+from pubsearch.request import DEFAULT_FACET_SIZE, SORT_ORDERS, SearchRequest, parse_year
 
+# The rest is imported by the commands that need it: `pubsearch --help` and `--version`
+# load neither Whoosh nor numpy nor Flask, and `query` not the index writer.
 if TYPE_CHECKING:
     from flask import Flask
+
+    from pubsearch.broadening import BroaderSearch
+    from pubsearch.indexing import IndexSummary
+    from pubsearch.readers import ReadReport
+    from pubsearch.records import Record
+    from pubsearch.searching import Hit, SearchResults
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,7 +109,7 @@ def main() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", *FORMATS]),
+    type=click.Choice(["auto", *FORMAT_NAMES]),
     default="auto",
     show_default=True,
     help="Source format; 'auto' detects it from each file's content.",
@@ -150,6 +146,9 @@ def index_command(
         pubsearch index seeds/
         pubsearch index --update new-records.jsonl.gz
     """
+    from pubsearch.indexing import build_index, update_index
+    from pubsearch.readers import ReadReport, read_paths
+
     target = _index_dir(index_dir)
     sources: list[Path] = list(paths) or [Path("seeds")]
     report = ReadReport()
@@ -252,6 +251,8 @@ def _progress(records: Iterator[Record], report: ReadReport, sources: list[Path]
 
 def _input_bytes(sources: list[Path]) -> int | None:
     """Size of every input file as stored, or None when it cannot be known (stdin)."""
+    from pubsearch.readers import iter_files
+
     try:
         return sum(path.stat().st_size for path in iter_files(sources) if str(path) != "-")
     except (OSError, PubsearchError):
@@ -359,6 +360,10 @@ def query_command(
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
     """
+    from pubsearch import export
+    from pubsearch.broadening import nearest_broader
+    from pubsearch.searching import SearchService
+
     request = SearchRequest(
         q=_query_text(text),
         authors=authors,
@@ -426,6 +431,8 @@ def _as_command(broader: BroaderSearch) -> str:
 
 def _highlighted(fragment: str) -> str:
     """Terminal form of an HTML snippet: matches in bold (plain when piped)."""
+    from pubsearch.searching import html_to_plain
+
     out = []
     for i, part in enumerate(fragment.split("<mark>")):
         if i == 0:
@@ -601,6 +608,9 @@ def _run_output(path: Path | None) -> Iterator[TextIO]:
 @reports_errors
 def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
     """Print one whole record by its id (as shown in query results)."""
+    from pubsearch import export
+    from pubsearch.searching import SearchService
+
     service = SearchService(_index_dir(index_dir))
     try:
         record = service.record(record_id)
@@ -638,6 +648,9 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
 @reports_errors
 def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     """Record count and overviews of authors, years and subjects."""
+    from pubsearch import export
+    from pubsearch.searching import SearchService
+
     target = _index_dir(index_dir)
     service = SearchService(target)
     try:
@@ -704,6 +717,7 @@ def serve_command(
         pubsearch serve                      # then open http://127.0.0.1:5000/
         pubsearch serve --index /data/ix --port 8080
     """
+    from pubsearch import storage
     from pubsearch.web import create_app, serving, warm_up
 
     target = _index_dir(index_dir)

@@ -33,3 +33,7 @@ def default_processes() -> int:
     CPUs or more, else one. Each process holds its own searchers, so more than two is left
     to the ``--processes`` option."""
     return 2 if cpus() >= 2 else 1
+
+
+# How long `pubsearch index` waits for another indexer writing the same index (--wait).
+LOCK_TIMEOUT_SECONDS = 10.0

@@ -16,15 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pubsearch.records import Record
-from pubsearch.searching import (
-    MAX_PAGE_SIZE,
-    MAX_RESULT_DEPTH,
-    FacetValue,
-    Hit,
-    IndexStats,
-    SearchRequest,
-    SearchResults,
-)
+from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
+from pubsearch.searching import FacetValue, Hit, IndexStats, SearchResults
 
 CSV_COLUMNS = ("rank", "id", "title", "year", "authors", "subjects", "score", "url", "abstract")
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pubsearch import bulk, storage
+from pubsearch.config import LOCK_TIMEOUT_SECONDS
+from pubsearch.documents import key_term, record_fields, record_from_stored
 from pubsearch.errors import IndexMissingError
 from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.records import (
@@ -23,15 +25,10 @@ from pubsearch.records import (
     RecordMerger,
     StreamingMerger,
     Written,
-    date_number,
-    date_of_number,
-    fold,
     merge,
 )
-from pubsearch.schema import VALUE_SEP, content_text
 
 # How long a second writer waits for the first before giving up.
-LOCK_TIMEOUT_SECONDS = 10.0
 # More indexing processes than this gain little (the reading process is the limit).
 MAX_WORKERS = 4
 # An update merges segments once the index has more than this many.
@@ -49,60 +46,6 @@ class IndexSummary:
     replaced: int
     total: int
     generation: str
-
-
-def record_fields(record: Record) -> dict[str, Any]:
-    """The document fields for ``record``."""
-    doc: dict[str, Any] = {
-        "id": record.id,
-        "keys": ",".join(key_term(k) for k in record.identity_keys),
-        "title": record.title,
-        "abstract": record.abstract,
-        "content": content_text(record.title, record.abstract),
-        "author": "\n".join(record.authors),
-        "_stored_author": list(record.authors),
-        "subject": ",".join(record.subjects),
-        "_stored_subject": list(record.subjects),
-        "author_facet": VALUE_SEP.join(record.authors).encode("utf-8"),
-        "subject_facet": VALUE_SEP.join(record.subjects).encode("utf-8"),
-        "source": record.source,
-        "origins": list(record.origins),
-        "arxiv_id": record.arxiv_id,
-        "doi": record.doi,
-    }
-    if record.year is not None:
-        doc["year"] = record.year
-    if record.date is not None:
-        doc["date"] = date_number(record.date)
-    return doc
-
-
-def key_term(key: str) -> str:
-    """How an identity key is indexed in ``keys``, a comma-separated field: with its own
-    commas (a DOI may have some) and percent signs escaped."""
-    return key.replace("%", "%25").replace(",", "%2C")
-
-
-def author_key(name: str) -> str:
-    """The exact-match form of an author name used by the author filter."""
-    return fold(name).replace(",", " ")
-
-
-def record_from_stored(stored: dict[str, Any]) -> Record:
-    """Rebuild a :class:`Record` from a document's stored fields."""
-    return Record(
-        id=stored["id"],
-        title=stored.get("title", ""),
-        abstract=stored.get("abstract", ""),
-        authors=tuple(stored.get("author") or ()),
-        year=stored.get("year"),
-        date=date_of_number(stored.get("date") or 0),
-        subjects=tuple(stored.get("subject") or ()),
-        source=stored.get("source") or "",
-        origins=tuple(stored.get("origins") or ()),
-        arxiv_id=stored.get("arxiv_id"),
-        doi=stored.get("doi"),
-    )
 
 
 def combine(stored: Record, new: Record) -> Record:

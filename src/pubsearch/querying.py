@@ -32,7 +32,7 @@ from whoosh import query as wq
 from whoosh.analysis import STOP_WORDS
 from whoosh.fields import Schema
 
-from pubsearch.errors import ParameterError, QuerySyntaxError
+from pubsearch.errors import QuerySyntaxError
 from pubsearch.querysyntax import (
     MIN_WILDCARD_PREFIX,
     AllOf,
@@ -50,6 +50,7 @@ from pubsearch.querysyntax import (
     read_query,
 )
 from pubsearch.records import fold
+from pubsearch.request import parse_year
 from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
 
 __all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
@@ -105,34 +106,6 @@ STRICT_MAX_TERMS = 2
 COMMON_WORDS = frozenset(STOP_WORDS)
 # A longer query needs all its words only when at least this many records have them all.
 MIN_STRICT_MATCHES = 10
-
-
-@dataclass(frozen=True)
-class YearRange:
-    """Inclusive range of years; either end may be open."""
-
-    start: int | None
-    end: int | None
-
-    def __str__(self) -> str:
-        if self.start == self.end and self.start is not None:
-            return str(self.start)
-        return f"{self.start or ''}..{self.end or ''}"
-
-
-def parse_year(text: str, name: str = "year") -> YearRange:
-    """``2021``, ``2019..2021``, ``2019..`` or ``..2021``; raises ParameterError otherwise."""
-    text = text.strip()
-    match = re.fullmatch(r"(\d{4})?(?:(\.\.)(\d{4})?)?", text)
-    if not match or (match.group(1) is None and match.group(3) is None):
-        raise ParameterError(
-            name, f"expected a year like 2021 or a range like 2019..2021, got {text!r}"
-        )
-    start = int(match.group(1)) if match.group(1) else None
-    end = start if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
-    if start is not None and end is not None and start > end:
-        raise ParameterError(name, f"range {text!r} ends before it starts")
-    return YearRange(start, end)
 
 
 # How informative a bare word's stem is (its idf; 0 for a word no record has).

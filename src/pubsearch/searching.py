@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from whoosh import highlight, sorting
@@ -26,32 +26,27 @@ from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
 from pubsearch import ranking, storage
-from pubsearch.errors import ParameterError, RecordNotFoundError
+from pubsearch.documents import record_from_stored
+from pubsearch.errors import RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
-from pubsearch.indexing import record_from_stored
 from pubsearch.masks import DocumentSet, FloatArray, query_mask
 from pubsearch.names import NameIndex
 from pubsearch.querying import (
     COMMON_WORDS,
     SPELLING_FIELDS,
-    YearRange,
     parse_query,
     parse_text_query,
     query_words,
 )
 from pubsearch.readable import readable
 from pubsearch.records import MARK_END, MARK_START, Record, fold
+from pubsearch.request import (
+    SearchRequest,
+)
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.spelling import Spelling
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
-SortOrder = Literal["relevance", "newest", "oldest"]
-SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
-FACET_NAMES = ("author", "year", "subject")
-
-MAX_PAGE_SIZE = 100
-MAX_RESULT_DEPTH = 10_000  # page * page_size
-DEFAULT_FACET_SIZE = 20
 SNIPPET_CHARS = 160
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -67,41 +62,6 @@ RELAXED_WORDS_LISTED = 8
 # many of the closest are shown.
 RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
 RELATED_MAX = 50
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """Everything that decides a results page; the same parameters as the CLI and the URL."""
-
-    q: str = ""
-    authors: tuple[str, ...] = ()
-    subjects: tuple[str, ...] = ()
-    year: YearRange | None = None
-    sort: SortOrder = "relevance"
-    page: int = 1
-    page_size: int = 10
-    facets: bool = False
-    facet_size: int = DEFAULT_FACET_SIZE
-    # When nothing matches, search the spelling correction instead (Google's "Showing
-    # results for"); False searches the text as it is.
-    correct: bool = True
-    # Hits with their text for reading: TeX as text, matched words marked (batch runs,
-    # which need only ids and scores, go without).
-    highlight: bool = True
-
-    def __post_init__(self) -> None:
-        if self.sort not in SORT_ORDERS:
-            raise ParameterError("sort", f"must be one of {', '.join(SORT_ORDERS)}")
-        if self.page < 1:
-            raise ParameterError("page", "must be a positive integer")
-        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
-            raise ParameterError("page_size", f"must be between 1 and {MAX_PAGE_SIZE}")
-        if self.page * self.page_size > MAX_RESULT_DEPTH:
-            raise ParameterError(
-                "page", f"results beyond the first {MAX_RESULT_DEPTH:,} are not served"
-            )
-        if not 1 <= self.facet_size <= 1000:
-            raise ParameterError("facet_size", "must be between 1 and 1000")
 
 
 @dataclass(frozen=True)

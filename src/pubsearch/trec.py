@@ -15,14 +15,17 @@ reported with its file and line and gets no hits; the other queries run.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pubsearch.errors import ParameterError, PubsearchError, ReadError, UsageError
-from pubsearch.searching import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, Hit, SearchRequest, SearchService
+from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
+
+if TYPE_CHECKING:
+    from pubsearch.searching import Hit, SearchService
 
 DEFAULT_HITS = 100
 DEFAULT_TAG = "pubsearch"
@@ -196,6 +199,8 @@ def run_in_processes(
     opening the index costs about as much as a few queries)."""
     _check_run(hits, tag)
     processes = max(1, min(processes, len(queries) // MIN_QUERIES_PER_PROCESS))
+    from pubsearch.searching import SearchService
+
     if processes == 1:
         service = SearchService(index_dir)
         try:
@@ -203,6 +208,8 @@ def run_in_processes(
         finally:
             service.close()
         return
+    import multiprocessing
+
     # spawn, not fork: the caller may have threads (a progress bar's monitor).
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes, initializer=_open_worker, initargs=(index_dir,)) as pool:
@@ -223,6 +230,8 @@ _worker_service: SearchService | None = None
 
 
 def _open_worker(index_dir: Path) -> None:
+    from pubsearch.searching import SearchService
+
     global _worker_service
     _worker_service = SearchService(index_dir)
 

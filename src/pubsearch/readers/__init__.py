@@ -11,7 +11,27 @@ Formats (see :data:`FORMATS`; chosen by content unless forced): ``profile`` (pro
 
 from __future__ import annotations
 
-from pubsearch.readers.report import ReadProblem, ReadReport
-from pubsearch.readers.sources import FORMATS, iter_files, read_paths
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FORMATS", "ReadProblem", "ReadReport", "iter_files", "read_paths"]
+# The formats' names, for the command line's --format without loading the readers
+# (tests/test_readers_sources.py keeps it equal to sources.FORMATS).
+FORMAT_NAMES = ("profile", "jsonl", "arxiv")
+
+if TYPE_CHECKING:
+    from pubsearch.readers.report import ReadProblem, ReadReport
+    from pubsearch.readers.sources import FORMATS, iter_files, read_paths
+
+__all__ = ["FORMATS", "FORMAT_NAMES", "ReadProblem", "ReadReport", "iter_files", "read_paths"]
+
+
+def __getattr__(name: str) -> Any:
+    """The readers, loaded when first asked for (``pubsearch --help`` needs none)."""
+    if name in ("ReadProblem", "ReadReport"):
+        from pubsearch.readers import report
+
+        return getattr(report, name)
+    if name in ("FORMATS", "iter_files", "read_paths"):
+        from pubsearch.readers import sources
+
+        return getattr(sources, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

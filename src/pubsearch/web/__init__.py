@@ -27,7 +27,8 @@ from pubsearch.errors import (
     RecordNotFoundError,
     UsageError,
 )
-from pubsearch.searching import Hit, SearchRequest, SearchService
+from pubsearch.request import SearchRequest
+from pubsearch.searching import Hit, SearchService
 
 SERVICE_KEY = "pubsearch.service"
 

@@ -12,17 +12,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from pubsearch.broadening import BroaderSearch
-from pubsearch.searching import (
+from pubsearch.request import (
     DEFAULT_FACET_SIZE,
     MAX_PAGE_SIZE,
     MAX_RESULT_DEPTH,
     SORT_ORDERS,
-    FacetValue,
-    Hit,
     SearchRequest,
-    SearchResults,
-    html_to_plain,
 )
+from pubsearch.searching import FacetValue, Hit, SearchResults, html_to_plain
 from pubsearch.subjects import subject_name
 from pubsearch.web import urls
 

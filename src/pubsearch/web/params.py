@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pubsearch.errors import ParameterError
-from pubsearch.querying import parse_year
-from pubsearch.searching import DEFAULT_FACET_SIZE, SearchRequest
+from pubsearch.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
 SINGLE = ("q", "year", "sort", "page", "page_size", "facet_size", "correct")

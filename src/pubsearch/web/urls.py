@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import quote_plus, urlencode
 
-from pubsearch.querying import YearRange
 from pubsearch.records import fold
-from pubsearch.searching import SearchRequest
+from pubsearch.request import SearchRequest, YearRange
 from pubsearch.web.params import params_from_request
 
 

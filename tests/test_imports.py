@@ -1,0 +1,42 @@
+"""Imports on demand: the command line loads only what a command needs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("whoosh", "numpy", "flask")
+
+
+def loaded_after(code: str) -> set[str]:
+    """The top-level packages and pubsearch modules loaded by ``code``, in a fresh Python."""
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sys.modules))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return {m.split(".")[0] for m in out} | {m for m in out if m.startswith("pubsearch.")}
+
+
+def test_help_and_version_load_no_search_engine() -> None:
+    for argv in (["--version"], ["--help"], ["query", "--help"], ["index", "--help"]):
+        code = (
+            "from pubsearch.cli import main\n"
+            f"try:\n    main({argv!r}, standalone_mode=False)\nexcept SystemExit:\n    pass"
+        )
+        loaded = loaded_after(code)
+        assert not loaded & set(HEAVY), (argv, loaded & set(HEAVY))
+
+
+def test_a_query_loads_neither_the_writer_nor_the_web_nor_processes(seed_index: Path) -> None:
+    code = (
+        "from click.testing import CliRunner\n"
+        "from pubsearch.cli import main\n"
+        f"result = CliRunner().invoke(main, ['query', '--index', {str(seed_index)!r}, 'batch'])\n"
+        "assert result.exit_code == 0, result.output"
+    )
+    loaded = loaded_after(code)
+    assert "whoosh" in loaded  # it did search
+    assert not loaded & {"flask", "multiprocessing", "pubsearch.bulk", "pubsearch.indexing"}
