@@ -86,7 +86,8 @@ def shapes(pasted: str) -> list[tuple[str, str, dict[str, object]]]:
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from pubsearch.searching import SearchRequest, SearchService
+from pubsearch.searching import SearchService
+from pubsearch.request import SearchRequest
 index, text, params, repeat = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
 service = SearchService(Path(index))
 service.search(SearchRequest(q="warm up", facets=True))

@@ -357,8 +357,8 @@ def time_queries(run: Callable[[Query], Any], queries: list[Query]) -> list[floa
 
 
 def pubsearch_runner(index: Path, facets: bool) -> tuple[Any, Callable[[Query], int]]:
-    from pubsearch.querying import YearRange
-    from pubsearch.searching import SearchRequest, SearchService
+    from pubsearch.request import SearchRequest, YearRange
+    from pubsearch.searching import SearchService
 
     service = SearchService(index)
 

@@ -91,6 +91,7 @@ def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> N
     assert _postings(fast) == _postings(plain)
 
 
+@pytest.mark.speedups
 def test_words_numbered_anew_between_segments_give_the_same_postings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,6 +162,7 @@ def test_workers_exit_cleanly_after_the_build_has_gone_on(
     assert not multiprocessing.active_children()
 
 
+@pytest.mark.speedups  # content is made from title and abstract on the C path only
 def test_derived_content_postings_are_whooshs_beside_a_merge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,7 +377,9 @@ def _require_speedups() -> None:
         pytest.skip("pubsearch._speedups (C) was not built: a C compiler and Python's headers")
 
 
-@pytest.mark.parametrize("speedups", [True, False], ids=["c", "python"])
+@pytest.mark.parametrize(
+    "speedups", [pytest.param(True, marks=pytest.mark.speedups), False], ids=["c", "python"]
+)
 @pytest.mark.parametrize("small_chunks", [False, True])
 def test_fast_path_writes_whoosh_postings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_chunks: bool, speedups: bool
@@ -568,6 +572,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+@pytest.mark.speedups
 def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
@@ -578,8 +583,13 @@ def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 0
     assert result.output.startswith("pubsearch, version ")
     assert "(indexing with its C speedups)" in result.output
-    monkeypatch.setattr(speedups_module, "compiled", None)
-    assert "plain Python" in speedups_module.note()
+    monkeypatch.setattr(speedups_module, "_compiled", None)
+    assert "was not built" in speedups_module.note()
+    monkeypatch.setattr(speedups_module, "_compiled", speedups_module._NOT_LOADED)
+    monkeypatch.setenv("PUBSEARCH_NO_SPEEDUPS", "1")
+    assert speedups_module.compiled is None and speedups_module.active() is None
+    assert "PUBSEARCH_NO_SPEEDUPS is set" in speedups_module.note()
+    monkeypatch.setattr(speedups_module, "_compiled", speedups_module._NOT_LOADED)
 
 
 _KEYWORD_TEXT = st.text(

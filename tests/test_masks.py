@@ -171,7 +171,7 @@ def test_phrases_match_the_same_with_positions_out_of_order(
     assert matched > 0
 
 
-@pytest.mark.parametrize("in_c", [True, False])
+@pytest.mark.parametrize("in_c", [pytest.param(True, marks=pytest.mark.speedups), False])
 def test_position_table_decodes_what_whoosh_encodes(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch, in_c: bool
 ) -> None:
@@ -209,6 +209,7 @@ def test_position_table_decodes_what_whoosh_encodes(
     assert len(empty_owners) == len(empty_positions) == 0
 
 
+@pytest.mark.speedups
 def test_position_table_in_c_refuses_what_it_does_not_read() -> None:
     assert speedups.compiled is not None, "the C speedups were not built"
     fmt = formats.Positions()
@@ -342,6 +343,7 @@ def _raw_lists(reader, fieldnames):  # type: ignore[no-untyped-def]
                 yield fieldname, text, terms._postfile.get(offset, length)
 
 
+@pytest.mark.speedups
 @pytest.mark.parametrize("writer", ["pubsearch", "whoosh"])
 def test_posting_lists_decoded_in_c_are_what_pickle_reads(
     tmp_path: Path, seeds_dir: Path, writer: str
@@ -386,6 +388,7 @@ def long_raw_list(tmp_path_factory: pytest.TempPathFactory, seeds_dir: Path) -> 
     return raw
 
 
+@pytest.mark.speedups
 @given(damage=st.binary(max_size=64), where=st.integers(min_value=0, max_value=100_000))
 def test_the_c_decoder_refuses_damaged_lists(
     long_raw_list: bytes, damage: bytes, where: int
@@ -402,6 +405,7 @@ def test_the_c_decoder_refuses_damaged_lists(
             pass
 
 
+@pytest.mark.speedups
 @given(values=st.lists(st.binary(max_size=40), max_size=8))
 def test_the_c_position_decoder_refuses_damaged_values(values: list[bytes]) -> None:
     assert speedups.compiled is not None, "the C speedups were not built"

@@ -20,10 +20,13 @@ from whoosh.analysis.analyzers import CompositeAnalyzer
 from pubsearch import analysis, bulk, masks, speedups
 from pubsearch.schema import build_schema
 
-pytestmark = pytest.mark.skipif(
-    speedups.compiled is None,
-    reason="pubsearch._speedups (C) was not built: it needs a C compiler and Python's headers",
-)
+pytestmark = [
+    pytest.mark.speedups,
+    pytest.mark.skipif(
+        speedups.compiled is None,
+        reason="pubsearch._speedups (C) was not built: it needs a C compiler and Python's headers",
+    ),
+]
 
 _STEMS = st.lists(st.sampled_from(["a", "b", "cé", "d", "net", "x" * 30]), max_size=60)
 

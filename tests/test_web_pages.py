@@ -117,10 +117,20 @@ def test_sort_orders(client: FlaskClient, app: Flask) -> None:
 
 
 def test_without_query_text_the_sort_box_says_newest_first(client: FlaskClient) -> None:
-    for url in ("/", "/?q=*", "/?sort=relevance"):
+    # The default keeps its value (the form leaves it out of the URL, and text typed
+    # later is ranked by relevance); newest asked for by name stays asked for.
+    expected = {
+        "/": [("relevance", " selected"), ("oldest", "")],
+        "/?q=*": [("relevance", " selected"), ("oldest", "")],
+        "/?sort=relevance": [("relevance", " selected"), ("oldest", "")],
+        "/?sort=newest": [("newest", " selected"), ("oldest", "")],
+        "/?sort=oldest": [("relevance", ""), ("oldest", " selected")],
+    }
+    for url, options in expected.items():
         page = text(client, url)
-        options = re.findall(r'<option value="(\w+)"( selected)?>', page.split('id="sort"')[1])
-        assert options[:2] == [("newest", " selected"), ("oldest", "")], url
+        select = page.split('id="sort"')[1].split("</select>")[0]
+        assert re.findall(r'<option value="(\w+)"( selected)?>', select) == options, url
+        assert ">Newest first</option>" in select and "Relevance" not in select, url
     assert '<option value="relevance" selected>' in text(client, "/?q=batch")
 
 

@@ -37,3 +37,12 @@ def default_processes() -> int:
 
 # How long `pubsearch index` waits for another indexer writing the same index (--wait).
 LOCK_TIMEOUT_SECONDS = 10.0
+
+
+# Set (to anything but "" or "0"), the C speedups are not used even where they were built.
+ENV_NO_SPEEDUPS = "PUBSEARCH_NO_SPEEDUPS"
+
+
+def speedups_disabled(environ: Mapping[str, str]) -> bool:
+    """Whether ``PUBSEARCH_NO_SPEEDUPS`` asks for the plain Python."""
+    return environ.get(ENV_NO_SPEEDUPS, "") not in ("", "0")

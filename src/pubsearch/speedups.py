@@ -3,30 +3,58 @@ when it was built.
 
 pyproject.toml builds it where a C compiler and Python's headers are; without them the
 install goes on and :mod:`pubsearch.analysis` and :mod:`pubsearch.bulk` run their own
-Python instead, which writes the same index more slowly. ``pubsearch --version`` says which.
+Python instead, which writes the same index more slowly. ``PUBSEARCH_NO_SPEEDUPS=1`` makes
+a built module invisible (the tests run both ways). ``pubsearch --version`` says which.
 """
 
 from __future__ import annotations
 
+import os
 import types
+from typing import Any
 
-compiled: types.ModuleType | None
-try:
-    import pubsearch._speedups as compiled
-except ImportError:  # pragma: no cover - where it could not be built
-    compiled = None
+from pubsearch.config import speedups_disabled
 
 # Whether to use the C code when it is there (tests turn it off to test the Python).
 enabled = True
 
+_NOT_LOADED = object()
+_compiled: Any = _NOT_LOADED
+
+
+def _load() -> types.ModuleType | None:
+    """The C module, unless it was not built or ``PUBSEARCH_NO_SPEEDUPS`` hides it (read
+    when first asked, so that worker processes see the same as their parent)."""
+    global _compiled
+    if _compiled is _NOT_LOADED:
+        if speedups_disabled(os.environ):
+            _compiled = None
+        else:
+            try:
+                from pubsearch import _speedups
+
+                _compiled = _speedups
+            except ImportError:  # pragma: no cover - where it could not be built
+                _compiled = None
+    loaded: types.ModuleType | None = _compiled
+    return loaded
+
+
+def __getattr__(name: str) -> Any:
+    if name == "compiled":
+        return _load()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def active() -> types.ModuleType | None:
     """The C module, when it is there and enabled."""
-    return compiled if enabled else None
+    return _load() if enabled else None
 
 
 def note() -> str:
     """Whether indexing runs with the C code, for ``pubsearch --version``."""
-    if compiled is not None:
+    if _load() is not None:
         return "indexing with its C speedups"
+    if speedups_disabled(os.environ):
+        return "indexing in plain Python: PUBSEARCH_NO_SPEEDUPS is set"
     return "indexing in plain Python: pubsearch._speedups was not built (no C compiler?)"

@@ -231,8 +231,13 @@ def _sorts(req: SearchRequest) -> tuple[Choice, ...]:
     the list is newest first, and the box says so."""
     if req.q.strip() not in ("", "*"):
         return tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS)
-    shown = "oldest" if req.sort == "oldest" else "newest"
-    return tuple(Choice(s, SORT_LABELS[s], s == shown) for s in ("newest", "oldest"))
+    # "Newest first" keeps the default's value unless it was asked for by name: the form
+    # then leaves it out of the URL, and text typed later is ranked by relevance.
+    newest = "newest" if req.sort == "newest" else SearchRequest().sort
+    return (
+        Choice(newest, SORT_LABELS["newest"], req.sort != "oldest"),
+        Choice("oldest", SORT_LABELS["oldest"], req.sort == "oldest"),
+    )
 
 
 def _has_filters(req: SearchRequest) -> bool:
