@@ -91,6 +91,17 @@ def test_no_suggestion_is_made_of_punctuation(service: SearchService) -> None:
     assert results.suggestion is None
     assert results.total == 36  # nothing to search for: every record
     assert results.notices
+    # "title:" then a space is the word "title", corrected as a word: no colon kept.
+    corrected = search(service, "title:", correct=True)
+    assert corrected.corrected_from == "title:" and corrected.request.q == "tie"
+
+
+def test_relaxed_words_are_shown_without_the_punctuation_that_made_them_words(
+    service: SearchService,
+) -> None:
+    results = search(service, "permutation: the ?transverse curvature (effect")
+    assert results.relaxed
+    assert results.words == ("permutation", "the", "transverse", "curvature", "effect")
 
 
 @pytest.mark.parametrize(

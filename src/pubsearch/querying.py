@@ -213,6 +213,15 @@ def query_words(text: str) -> list[Word]:
     return found
 
 
+def _shown(word: Node) -> str:
+    """A bare word as the user typed it, without the punctuation that made it plain
+    (``permutation:`` is shown as ``permutation``)."""
+    return str(getattr(word, "text", "")).strip(_PUNCTUATION_AROUND)
+
+
+_PUNCTUATION_AROUND = ":;,.!?()[]{}\"'“”‘’"
+
+
 class _Compiler:
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
@@ -269,7 +278,7 @@ class _Compiler:
                 f"at most {MAX_QUERY_TERMS} are allowed (plain words have no such limit)"
             )
         notices = tuple(dict.fromkeys((*tree.notices, *self.notices)))
-        words = tuple(dict.fromkeys(word.text for word in tree.bare))
+        words = tuple(dict.fromkeys(w for w in map(_shown, tree.bare) if w))
         strict = _and_not(bare + positive, negative)
         if strict is None or len(bare) <= STRICT_MAX_TERMS:
             return TextQuery(strict, notices=notices, words=words)

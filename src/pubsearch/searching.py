@@ -688,7 +688,9 @@ class SearchService:
         for word in query_words(text):
             core = _WORD_CORE.search(text, word.start, word.end)
             if core is not None:
-                words.append((core.start(), core.end(), core.group()))
+                # "title:" read as a word is corrected as a whole: "tie", not "tie:".
+                end = word.end if text[core.end() : word.end] == ":" else core.end()
+                words.append((core.start(), end, core.group()))
         corrections = gen.spelling(searcher).corrections(words, self.count_word)
         if not corrections:
             return None
