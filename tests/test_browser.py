@@ -471,3 +471,36 @@ def test_typing_keeps_the_filters_and_a_refused_query_keeps_the_results(
     context.close()
     # Chromium logs each refused load (the fetches, then the page); nothing else.
     assert problems and all("status of 400" in p for p in problems), problems
+
+
+def test_a_pasted_abstract_is_searched_whole(page: Page, live_server: str) -> None:
+    # A record's abstract pasted into the box (longer than the 1,000 characters the box
+    # once cut it to) finds that record first, and the whole text reaches the server.
+    pasted = (
+        "Training large deep neural networks on massive datasets is computationally very "
+        "challenging. There has been recent surge in interest in using large batch stochastic "
+        "optimization methods to tackle this issue. The most prominent algorithm in this line "
+        "of research is LARS, which by employing layerwise adaptive learning rates trains "
+        "ResNet on ImageNet in a few minutes. However, LARS performs poorly for attention "
+        "models like BERT, indicating that its performance gains are not consistent across "
+        "tasks. In this paper, we first study a principled layerwise adaptation strategy to "
+        "accelerate training of deep neural networks using large mini-batches. Using this "
+        "strategy, we develop a new layerwise adaptive large batch optimization technique "
+        "called LAMB; we then provide convergence analysis of LAMB as well as LARS, showing "
+        "convergence to a stationary point in general nonconvex settings. Our empirical "
+        "results demonstrate the superior performance of LAMB across various tasks such as "
+        "BERT and ResNet-50 training with very little hyperparameter tuning. In particular, "
+        "for BERT training, our optimizer enables use of very large batch sizes of 32868 "
+        "without any degradation of performance. By increasing the batch size to the memory "
+        "limit of a TPUv3 Pod, BERT training time can be reduced from 3 days to just 76 "
+        "minutes (Table 1)."
+    )
+    assert len(pasted) > 1_200
+    page.goto(live_server + "/")
+    page.locator("#q").focus()
+    page.keyboard.insert_text(pasted)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert url_params(page)["q"] == [pasted]
+    first = page.locator("ol.hits > li h2").first
+    expect(first).to_have_text(re.compile("^Large Batch Optimization for Deep Learning"))

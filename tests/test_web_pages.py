@@ -11,6 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from pubsearch.querying import MAX_QUERY_CHARS
 from pubsearch.request import SearchRequest
 from pubsearch.web import SERVICE_KEY, create_app, warm_up
 
@@ -307,3 +308,9 @@ def test_warm_up_leaves_a_missing_index_to_the_requests(tmp_path: Path) -> None:
     warm_up(app)
     with app.test_client() as client:
         assert client.get("/").status_code == 503
+
+
+def test_the_search_box_takes_a_pasted_abstract(client: FlaskClient) -> None:
+    # The browser cuts what is typed or pasted at maxlength: it must hold a whole query.
+    box = re.search(r'<input id="q"[^>]*>', text(client, "/")).group()
+    assert f'maxlength="{MAX_QUERY_CHARS}"' in box and MAX_QUERY_CHARS >= 10_000

@@ -27,6 +27,7 @@ from pubsearch.errors import (
     RecordNotFoundError,
     UsageError,
 )
+from pubsearch.querying import MAX_QUERY_CHARS
 from pubsearch.request import SearchRequest
 from pubsearch.searching import Hit, SearchService
 
@@ -73,6 +74,8 @@ def create_app(
     app.add_template_filter(highlighted)
     app.add_template_filter(long_date)
     app.jinja_env.globals["DEFAULTS"] = SearchRequest()
+    # A pasted abstract fits in the search box: it takes what a query may hold.
+    app.jinja_env.globals["MAX_QUERY_CHARS"] = MAX_QUERY_CHARS
 
     from pubsearch.web import views
 
