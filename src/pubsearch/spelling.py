@@ -22,7 +22,7 @@ from symspellpy import SymSpell, Verbosity
 from pubsearch.records import fold
 
 MAX_EDITS = 2
-# SymSpell's prefix: 5 letters keep 59,000 title words in 27 MB, built in 0.9 s (7: 93 MB).
+# SymSpell's prefix length: 5 keeps the table a third of 7's size (docs/performance.md).
 PREFIX_LENGTH = 5
 MIN_LENGTH = 3
 MAX_WORDS = 8

@@ -130,8 +130,7 @@ def open_binary(
         raise ReadError(origin, exc.strerror or str(exc)) from None
     stream: io.BufferedIOBase = io.BufferedReader(_Prefixed(head, raw, on_bytes))
     if head.startswith(_GZIP_MAGIC):
-        # ISA-L's gzip reader: the same stream as gzip's, decompressed in a third of the
-        # time (0.30 against 0.86 s of CPU for the 182 MB of the 102,289 arXiv records).
+        # ISA-L's gzip reader: the same stream as gzip's, in a third of the time.
         unzipped = igzip.IGzipFile(fileobj=stream, mode="rb")  # type: ignore[no-untyped-call]
         stack.enter_context(unzipped)
         head = _peek_gzip(unzipped, origin)

@@ -5,9 +5,8 @@ CPU however many threads it has. With ``processes`` above one, the parent binds 
 listening sockets, forks that many children and waits; each child builds its own
 application (its own searchers and facet tables: nothing is shared but the sockets) and
 runs a waitress server on the inherited sockets, and the kernel hands each new connection
-to one of them. Measured with ``bench/load.py`` (102,289 records, 8 clients, 2 CPUs, runs
-back to back): one process of 4 threads answered 22.1 requests/s (p95 952 ms), one of 8
-threads 18.5 (p95 2,057 ms), two processes of 4 threads 37.1 (p95 525 ms).
+to one of them. On 2 CPUs two processes answer about 1.7 times the requests of one
+(``bench/load.py``; the runs are in docs/performance.md).
 
 The parent stops every child when it is stopped (SIGTERM, Ctrl-C) and when any child
 exits on its own (which it reports); a child that has not stopped after
