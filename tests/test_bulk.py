@@ -22,14 +22,14 @@ from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
 from pubsearch import analysis as pubsearch_analysis
-from pubsearch import masks, storage
 from pubsearch import speedups as speedups_module
+from pubsearch import storage
 from pubsearch.documents import record_fields
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.schema import text_analyzer
-from pubsearch.segments import docpostings, w3write
+from pubsearch.segments import docpostings, w3format, w3write
 from pubsearch.segments import workers as segment_workers
 from pubsearch.segments import writer as segment_writer
 from pubsearch.segments.pool import FieldPostings, TermPool, _stable_order
@@ -377,7 +377,7 @@ def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
     compressed) and its data, unpickled."""
     return [
         ((count, maxid, maxweight, minlen, maxlen), data)
-        for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+        for (count, maxid, maxweight, _, minlen, maxlen), data in w3format.w3_blocks(raw)
     ]
 
 

@@ -17,9 +17,9 @@ from whoosh import formats
 from whoosh.analysis import StopFilter as WhooshStopFilter
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch import analysis, masks, speedups
+from pubsearch import analysis, speedups
 from pubsearch.schema import build_schema
-from pubsearch.segments import w3write
+from pubsearch.segments import w3format, w3write
 from pubsearch.segments.pool import FieldPostings, TermNumbers
 
 pytestmark = [
@@ -267,9 +267,10 @@ def _written(codec: Any, held: FieldPostings, extra: Any, in_c: bool) -> Any:
             for text, info in zip(texts, infos, strict=True):
                 offset, size = struct.unpack("!qi", info[-12:])
                 raw = posts[offset - pos : offset - pos + size]
+                listed = w3format.w3_blocks(raw)
                 decoded = [
                     (count, maxid, maxweight, type(maxweight), minlen, maxlen, data)
-                    for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+                    for (count, maxid, maxweight, _, minlen, maxlen), data in listed
                 ]
                 out.append((text, info[:-12], decoded))
             pos += len(posts)

@@ -114,7 +114,7 @@ class BulkWriter(w3write.PoolSegmentWriter):
 
     def add_document(self, **fields: Any) -> None:
         """``SegmentWriter.add_document``, step by step, except that a text field of
-        :func:`_bulk_fields` given a string gets its postings from
+        :func:`bulk_fields` given a string gets its postings from
         :func:`bulk_postings` (lists, no Token per word; the title and abstract words
         reused for the content field), and that the postings reach the pool a field at a
         time, once the whole document went through (Whoosh's leaves a failed document's
