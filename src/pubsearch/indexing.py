@@ -28,7 +28,7 @@ from pubsearch.records import (
     merge,
 )
 from pubsearch.segments.workers import write_documents
-from pubsearch.segments.writer import BulkWriter
+from pubsearch.segments.writer import segment_writer
 
 # How long a second writer waits for the first before giving up.
 # More indexing processes than this gain little (the reading process is the limit).
@@ -148,7 +148,7 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
         return 0
     added = 0
     ix = storage.open_index(build_dir)
-    writer = BulkWriter(ix)
+    writer = segment_writer(ix)
     try:
         with ix.searcher() as searcher:
             for members in groups:
@@ -203,7 +203,7 @@ def update_index(
                 segments = len(reader.leaf_readers())
             replaced = 0
             added = 0
-            writer = BulkWriter(ix)
+            writer = segment_writer(ix)
             try:
                 with ix.searcher() as searcher:
                     for record in merger:

@@ -53,6 +53,7 @@ from pubsearch.request import (
 )
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
+from pubsearch.segments import w3format
 from pubsearch.spelling import Spelling
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
@@ -176,6 +177,7 @@ class SearchService:
         with self._lock:
             gen = self._generation
             if gen is None or live is None or gen.name != live.name:
+                w3format.fast_paths()  # warns, once, of a Whoosh whose format it does not know
                 name, index = storage.open_current(self.index_dir)
                 gen = self._generation = _Generation(name, index)
             return gen

@@ -302,7 +302,9 @@ def _pattern_scores(
         tfs = found.weights
         fl = lengths(fieldname)[found.ids]
         avgfl = searcher.avg_field_length(fieldname) or 1
-        b = w3format.bm25_b(weighting, fieldname)
+        b = w3format.bm25_b(weighting, searcher, fieldname, found.words[0])
+        if b is None:
+            return None
         k1 = weighting.K1
         # scoring.bm25, operation for operation, for every posting of every word.
         term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
@@ -336,7 +338,9 @@ def _term_scores(
     fl = lengths(fieldname)[ids]
     idf = searcher.idf(fieldname, text)
     avgfl = searcher.avg_field_length(fieldname) or 1
-    b = w3format.bm25_b(weighting, fieldname)
+    b = w3format.bm25_b(weighting, searcher, fieldname, text)
+    if b is None:
+        return None
     k1 = weighting.K1
     # scoring.bm25, operation for operation.
     term = idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))

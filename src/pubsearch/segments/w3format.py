@@ -15,14 +15,21 @@ where Whoosh's reader would take one Python call per item:
 * :func:`pattern_words`, :func:`compile_query`, :func:`term_range_texts`,
   :func:`bm25_b`: what Whoosh's queries and BM25F keep in private attributes.
 
+Where the installed Whoosh is not a version whose format this knows
+(:data:`KNOWN_WHOOSH_VERSIONS`), :func:`fast_paths` says so (with one warning) and every
+function here, and :mod:`pubsearch.segments.workers`, takes Whoosh's public API instead:
+slower, the same results.
+
 It imports nothing of the writing side (no writer, no worker processes).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import pickle
 import re
+import warnings
 import zlib
 from collections.abc import Iterator
 from itertools import chain
@@ -30,7 +37,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from whoosh import columns
+from whoosh import columns, formats
 from whoosh.codec.whoosh3 import (
     LENGTHS_COLUMN,
     WHOOSH3_HEADER_MAGIC,
@@ -40,12 +47,56 @@ from whoosh.codec.whoosh3 import (
 )
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.system import _INT_SIZE
-from whoosh.util.numeric import byte_to_length
+from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from pubsearch import speedups
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+# The whoosh3 releases whose segment format, and readers' and writers' private attributes,
+# this module and w3write were written against and tested with (pyproject.toml's pin).
+KNOWN_WHOOSH_VERSIONS = frozenset({"3.54.0"})
+
+
+def _installed_whoosh() -> str:
+    try:
+        return importlib.metadata.version("whoosh3")
+    except importlib.metadata.PackageNotFoundError:  # Whoosh installed otherwise
+        import whoosh
+
+        return str(whoosh.versionstring())
+
+
+# The Whoosh version the fast paths go by (a test pretends another).
+WHOOSH_VERSION = _installed_whoosh()
+_warned = False
+
+
+class UnknownWhooshWarning(UserWarning):
+    """The installed Whoosh is not a version whose format the fast paths know."""
+
+
+def fast_paths() -> bool:
+    """Whether the installed Whoosh is one of :data:`KNOWN_WHOOSH_VERSIONS`, whose segment
+    format the fast paths (this module's readers, w3write's writer) know. Otherwise the
+    index is written by Whoosh's own writer and read through Whoosh's API, and the first
+    call in the process warns (:class:`UnknownWhooshWarning`), once."""
+    global _warned
+    if WHOOSH_VERSION in KNOWN_WHOOSH_VERSIONS:
+        return True
+    if not _warned:
+        _warned = True
+        known = ", ".join(sorted(KNOWN_WHOOSH_VERSIONS))
+        warnings.warn(
+            f"Whoosh {WHOOSH_VERSION} is not a version whose index format pubsearch's fast "
+            f"paths know ({known}): indexing and searching through Whoosh's own writer and "
+            "readers instead, which is slower",
+            UnknownWhooshWarning,
+            stacklevel=2,
+        )
+    return False
+
 
 # byte_to_length for every possible length byte (0: no length, as Whoosh's None).
 LENGTH_OF_BYTE = np.array([byte_to_length(b) if b else 0 for b in range(256)], dtype=np.float64)
@@ -63,8 +114,10 @@ def segment_postings(
 
     From the list's bytes in one read where it is a run of W3 blocks (:func:`raw_list`),
     else a block at a time from Whoosh's W3 matcher (decoded with numpy: Whoosh's
-    ``_read_ids`` undoes the delta coding one number at a time), else posting by posting."""
-    whole = raw_list(segment, fieldname, text, with_values)
+    ``_read_ids`` undoes the delta coding one number at a time), else posting by posting
+    (the only way, for a Whoosh whose format this does not know)."""
+    fast = fast_paths()
+    whole = raw_list(segment, fieldname, text, with_values) if fast else None
     if whole is not None:
         return whole
     ids: list[IntArray] = []
@@ -74,7 +127,7 @@ def segment_postings(
     if isinstance(matcher, FilterMatcher):  # the segment's deletions: masked by callers
         matcher = matcher.child
         matcher.reset()  # the filter has moved it past the first deleted documents
-    if isinstance(matcher, W3LeafMatcher):
+    if fast and isinstance(matcher, W3LeafMatcher):
         while matcher.is_active():
             block_id_array, block_weight_array = _block_arrays(matcher)
             ids.append(block_id_array)
@@ -239,7 +292,7 @@ def prefix_postings(
 
     The words' lists lie one after another in the postings file (written in word order):
     they are read in one piece, and their blocks' numbers turned into arrays at once."""
-    terms = getattr(segment, "_terms", None)
+    terms = getattr(segment, "_terms", None) if fast_paths() else None
     if not isinstance(terms, W3TermsReader) or fieldname not in terms._fieldmap:
         return None
     start = prefix.encode("utf-8")
@@ -296,6 +349,8 @@ def position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
     if not values:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
+    if not fast_paths():
+        return _decoded_position_table(values)
     compiled = speedups.active()
     if compiled is not None:
         try:
@@ -331,6 +386,16 @@ def position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
     return owners, positions
 
 
+def _decoded_position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
+    """:func:`position_table` through Whoosh's own ``Positions.decode_positions``."""
+    decode = formats.Positions().decode_positions
+    lists = [decode(value) for value in values]
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    owners = np.repeat(np.arange(len(values), dtype=np.int64), counts)
+    total = int(counts.sum())
+    return owners, np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=total)
+
+
 _STOP = ord(".")
 _PICKLE_PROTOCOL_2 = b"\x80\x02"
 
@@ -341,6 +406,16 @@ _PICKLE_PROTOCOL_2 = b"\x80\x02"
 def segment_length_bytes(segment: Any, fieldname: str) -> npt.NDArray[np.uint8] | None:
     """Each of ``segment``'s documents' length byte of ``fieldname`` (0: none), or None
     when the segment has no length column for it."""
+    if not fast_paths():
+        # A document at a time, as Whoosh's scorers read them: none at all where no
+        # document has a length (Whoosh writes the column for the first one).
+        count = segment.doc_count_all()
+        found = np.fromiter(
+            (length_to_byte(segment.doc_field_length(d, fieldname, 0)) for d in range(count)),
+            dtype=np.uint8,
+            count=count,
+        )
+        return found if found.any() else None
     column = f"_{fieldname}_len"  # the field's length column (whoosh/codec/whoosh3.py)
     perdoc = segment._perdoc
     if not perdoc.has_column(column):
@@ -376,7 +451,7 @@ def varbytes_values(creader: Any, start: int, stop: int, sep: bytes) -> bytes | 
     Its values lie end to end, in document order, with an array of their lengths: read at
     once (Whoosh's reader reads a document at a time: 1.5 of the 1.8 s a facet table took
     at 102,289 records)."""
-    if type(creader) is not columns.VarBytesColumn.Reader:
+    if not fast_paths() or type(creader) is not columns.VarBytesColumn.Reader:
         return None
     # Whoosh's writer leaves out the lengths of the segment's last documents when they
     # have no value (its reader then fails on them): none is no value.
@@ -397,7 +472,7 @@ def numeric_values(creader: Any, start: int, stop: int) -> IntArray:
     """A ``NumericColumn`` reader's stored values of documents ``start`` to ``stop``: the
     fixed-size big-endian numbers it wrote, read at once (the documents past the last it
     wrote have its default), or a document at a time from any other reader."""
-    typecode = getattr(creader, "_typecode", "")
+    typecode = getattr(creader, "_typecode", "") if fast_paths() else ""
     if type(creader) is not columns.NumericColumn.Reader or typecode not in _INT_TYPECODES:
         return np.asarray([creader[d] for d in range(start, stop)], dtype=np.int64)
     size = creader._fixedlen
@@ -421,19 +496,27 @@ def pattern_words(segment: Any, q: Any) -> list[str]:
     """The words of ``segment`` that the pattern query ``q`` (Prefix, Wildcard) stands
     for, as Whoosh expands it."""
     field = segment.schema[q.fieldname]
-    return [field.from_bytes(b) for b in sorted(set(q._btexts(segment))) if b]
+    texts = q._btexts(segment) if fast_paths() else (t for _, t in q.expanded_terms(segment))
+    return [field.from_bytes(b) for b in sorted(set(texts)) if b]
 
 
 def compile_query(q: Any, reader: Any) -> Any:
-    """The query Whoosh runs for ``q`` (a ``NumericRange``: ranges of its terms)."""
-    return q._compile_query(reader)
+    """The query Whoosh runs for ``q`` (a ``NumericRange``: ranges of its terms; through
+    its public ``simplify`` for a Whoosh whose internals this does not know)."""
+    return q._compile_query(reader) if fast_paths() else q.simplify(reader)
 
 
 def term_range_texts(q: Any, reader: Any) -> list[bytes]:
     """The indexed terms (bytes) of ``reader`` a ``TermRange`` stands for."""
+    if not fast_paths():
+        return [t for _, t in q.expanded_terms(reader)]
     return list(q._btexts(reader))
 
 
-def bm25_b(weighting: Any, fieldname: str) -> float:
-    """``B`` of a ``BM25F`` weighting model for ``fieldname`` (its per-field value)."""
-    return float(weighting._field_B.get(fieldname, weighting.B))
+def bm25_b(weighting: Any, searcher: Any, fieldname: str, text: str) -> float | None:
+    """``B`` of a ``BM25F`` weighting model for ``fieldname`` (its per-field value): as
+    the model keeps it, else as its scorer of ``fieldname:text`` has it (None: unknown)."""
+    if fast_paths():
+        return float(weighting._field_B.get(fieldname, weighting.B))
+    b = getattr(weighting.scorer(searcher, fieldname, text), "B", None)
+    return float(b) if isinstance(b, int | float) else None

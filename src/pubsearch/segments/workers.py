@@ -2,7 +2,9 @@
 worker processes, each writing its own segments with a
 :class:`~pubsearch.segments.writer.BulkWriter` (a new one every ``docs_per_segment``
 documents, which bounds its memory), and commits them all as one generation of the index.
-Small inputs are written in this process.
+Small inputs are written in this process; and every input, by Whoosh's own writer, where
+the installed Whoosh is not a version whose format the fast paths know
+(:func:`pubsearch.segments.w3format.fast_paths`).
 
 The only module of pubsearch that starts processes (a search imports neither it nor
 ``multiprocessing``; tests/test_imports.py).
@@ -22,7 +24,7 @@ from typing import Any
 
 from pubsearch import gcpause, storage
 from pubsearch.errors import WorkerError
-from pubsearch.segments import w3write
+from pubsearch.segments import w3format, w3write
 from pubsearch.segments.writer import Doc, write_segments
 
 # Below this many documents a build stays in one process: starting the workers costs
@@ -153,6 +155,8 @@ def _write_documents(
 ) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
+    if not w3format.fast_paths():
+        return _write_with_whoosh(index_dir, docs, to_doc, summarize, summaries)
     ix = storage.open_index(index_dir)
     stream = iter(docs)
     head: list[Any] = []
@@ -226,6 +230,35 @@ def _write_documents(
             jobs.close()
         results.close()
     w3write.commit_segments(ix, segments)
+    return count
+
+
+def _write_with_whoosh(
+    index_dir: Path,
+    docs: Iterable[Any],
+    to_doc: Callable[[Any], Doc] | None,
+    summarize: Callable[[Any], Any] | None,
+    summaries: list[Any],
+) -> int:
+    """:func:`write_documents` by Whoosh's own writer, in this process, through its
+    public API only: for a Whoosh whose format the fast paths do not know."""
+    ix = storage.open_index(index_dir)
+    writer = ix.writer()
+    count = 0
+    try:
+        for item in docs:
+            writer.add_document(**(to_doc(item) if to_doc else item))
+            count += 1
+    except BaseException:
+        writer.cancel()
+        ix.close()
+        raise
+    writer.commit()
+    if summarize is not None:
+        with ix.reader() as reader:
+            for leaf, _ in reader.leaf_readers():
+                summaries.append(summarize(leaf))
+    ix.close()
     return count
 
 

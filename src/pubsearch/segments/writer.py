@@ -21,7 +21,7 @@ import numpy
 
 from pubsearch import gcpause, speedups
 from pubsearch.analysis import IndexWords
-from pubsearch.segments import w3write
+from pubsearch.segments import w3format, w3write
 from pubsearch.segments.docpostings import (
     BulkField,
     DirectTerms,
@@ -389,3 +389,10 @@ def write_segments(
         if writer is not None:
             writer.cancel()
     return segments
+
+
+def segment_writer(ix: Any) -> Any:
+    """A writer of a new segment of ``ix``, which takes the index's write lock: a
+    :class:`BulkWriter`, or Whoosh's own where the installed Whoosh is not a version
+    whose format the fast paths know (:func:`~pubsearch.segments.w3format.fast_paths`)."""
+    return BulkWriter(ix) if w3format.fast_paths() else ix.writer()
