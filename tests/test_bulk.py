@@ -22,13 +22,18 @@ from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
 from pubsearch import analysis as pubsearch_analysis
-from pubsearch import bulk, masks, storage
 from pubsearch import speedups as speedups_module
+from pubsearch import storage
 from pubsearch.documents import record_fields
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.schema import text_analyzer
+from pubsearch.segments import docpostings, w3format, w3write
+from pubsearch.segments import workers as segment_workers
+from pubsearch.segments import writer as segment_writer
+from pubsearch.segments.pool import FieldPostings, TermPool, _stable_order
+from pubsearch.segments.writer import BulkWriter
 
 DATA = Path(__file__).resolve().parent / "data"
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
@@ -84,7 +89,7 @@ def _whoosh_built_and_empty(tmp_path: Path, docs: list[dict[str, Any]]) -> tuple
 def test_bulk_writer_writes_the_same_postings(tmp_path: Path, workers: int) -> None:
     docs = _docs()
     plain, fast = _whoosh_built_and_empty(tmp_path, docs)
-    count = bulk.write_documents(
+    count = segment_workers.write_documents(
         fast, iter(docs), workers=workers, docs_per_segment=70, parallel_threshold=100
     )
     assert count == len(docs)
@@ -104,14 +109,14 @@ def test_words_numbered_anew_between_segments_give_the_same_postings(
     generation = vocabulary.generation
     docs = _docs()
     plain, fast = _whoosh_built_and_empty(tmp_path, docs)
-    bulk.write_documents(fast, iter(docs), workers=1, docs_per_segment=70)
+    segment_workers.write_documents(fast, iter(docs), workers=1, docs_per_segment=70)
     assert vocabulary.generation >= generation + 4  # 300 documents: 5 segments
     assert _postings(fast) == _postings(plain)
 
 
 def test_a_field_map_is_started_anew_for_a_vocabulary_numbered_anew() -> None:
     vocabulary = pubsearch_analysis.Vocabulary()
-    held = bulk._FieldPostings()
+    held = FieldPostings()
     fieldmap = held.fieldmap(vocabulary)
     fieldmap += bytes([1, 0, 0, 0])  # as doc_postings_ids fills it
     assert held.fieldmap(vocabulary) is fieldmap
@@ -133,8 +138,10 @@ def test_items_become_documents_where_they_are_written(tmp_path: Path, workers: 
     for path in (as_docs, as_records):
         path.mkdir()
         storage.create_index(path).close()
-    bulk.write_documents(as_docs, iter([record_fields(r) for r in records]), **small)
-    count = bulk.write_documents(as_records, iter(records), to_doc=record_fields, **small)
+    segment_workers.write_documents(as_docs, iter([record_fields(r) for r in records]), **small)
+    count = segment_workers.write_documents(
+        as_records, iter(records), to_doc=record_fields, **small
+    )
     assert count == len(records) == 300
     assert _postings(as_records) == _postings(as_docs)
 
@@ -145,15 +152,17 @@ def test_workers_exit_cleanly_after_the_build_has_gone_on(
     """The build commits as the workers exit, and a thread joins them: each ends with
     status 0, and none is left running or unjoined."""
     handed: list[Any] = []
-    join_meanwhile = bulk._join_meanwhile
+    join_meanwhile = segment_workers._join_meanwhile
 
     def note(procs: list[Any]) -> None:
         handed.extend(procs)
         join_meanwhile(procs)
 
-    monkeypatch.setattr(bulk, "_join_meanwhile", note)
+    monkeypatch.setattr(segment_workers, "_join_meanwhile", note)
     storage.create_index(tmp_path).close()
-    count = bulk.write_documents(tmp_path, iter(_docs()), workers=2, parallel_threshold=100)
+    count = segment_workers.write_documents(
+        tmp_path, iter(_docs()), workers=2, parallel_threshold=100
+    )
     assert count == len(_docs()) and len(handed) == 2
     deadline = time.monotonic() + 30
     while any(p.exitcode is None for p in handed) and time.monotonic() < deadline:
@@ -167,10 +176,10 @@ def test_derived_content_postings_are_whooshs_beside_a_merge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``content`` postings made from the title's and abstract's when the segment is
-    written (see bulk._Derivation), in a segment into which a commit also merges two
+    written (see docpostings.Derivation), in a segment into which a commit also merges two
     earlier ones (their postings come term by term, not document by document), and for
     a document with a boost, whose content is indexed as any field: Whoosh's."""
-    monkeypatch.setattr(bulk, "_DERIVED_DOCS_AT_ONCE", 16)  # made in several ranges
+    monkeypatch.setattr(segment_writer, "DERIVED_DOCS_AT_ONCE", 16)  # made in several ranges
     docs = _docs()[:120]
     docs[70] = {**docs[70], "_boost": 2.0}
     plain, fast = tmp_path / "plain", tmp_path / "fast"
@@ -183,7 +192,7 @@ def test_derived_content_postings_are_whooshs_beside_a_merge(
         for doc in part:
             writer.add_document(**doc)
         writer.commit(merge=False)
-    writer = bulk.BulkWriter(ix)
+    writer = BulkWriter(ix)
     for doc in docs[60:]:
         writer.add_document(**doc)
     assert len(writer._derived_docs) == 59  # all but the boosted one
@@ -245,7 +254,7 @@ def _fast_build(path: Path, docs: list[dict[str, Any]], workers: int) -> None:
     path.mkdir()
     storage.create_index(path).close()
     small = {"docs_per_segment": 120, "parallel_threshold": 100} if workers > 1 else {}
-    assert bulk.write_documents(path, iter(docs), workers=workers, **small) == len(docs)
+    assert segment_workers.write_documents(path, iter(docs), workers=workers, **small) == len(docs)
 
 
 _TEXT_FIELDS = ("title", "abstract", "content", "author")
@@ -368,7 +377,7 @@ def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
     compressed) and its data, unpickled."""
     return [
         ((count, maxid, maxweight, minlen, maxlen), data)
-        for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+        for (count, maxid, maxweight, _, minlen, maxlen), data in w3format.w3_blocks(raw)
     ]
 
 
@@ -387,13 +396,13 @@ def test_fast_path_writes_whoosh_postings(
     """One segment each: every term's statistics are Whoosh's, byte for byte, and so are
     its postings blocks once unpickled (the fast path pickles them with a newer protocol),
     but for spelling words' values (Whoosh posts them with whatever value its loop left
-    behind, and sorts them by it). With bulk.py's C companion and without it."""
+    behind, and sorts them by it). With the C companion and without it."""
     if speedups:
         _require_speedups()
     monkeypatch.setattr(speedups_module, "enabled", speedups)
     if small_chunks:  # terms written a few at a time, the block caches cleared often
-        monkeypatch.setattr(bulk, "_CHUNK_POSTINGS", 7)
-        monkeypatch.setattr(bulk, "_BLOCK_CACHE_LIMIT", 3)
+        monkeypatch.setattr(w3write, "_CHUNK_POSTINGS", 7)
+        monkeypatch.setattr(w3write, "_BLOCK_CACHE_LIMIT", 3)
     docs = _real_docs()
     _plain_whoosh_build(tmp_path / "plain", docs)
     _fast_build(tmp_path / "fast", docs, workers=1)
@@ -434,7 +443,7 @@ def test_fast_path_pickles_blocks_with_a_newer_protocol(tmp_path: Path) -> None:
 
 
 def test_term_pool_sorts_by_field_term_and_document() -> None:
-    pool = bulk.TermPool()
+    pool = TermPool()
     pool.add(("f", b"a", 0, 1.0, b"x"))
     pool.add(("f", b"a", 3, 2.0, b""))
     pool.add(("e", b"b", 1, 1.0, b"yz"))
@@ -466,7 +475,9 @@ import gc
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from pubsearch import bulk, storage
+from pubsearch import storage
+from pubsearch.errors import WorkerError
+from pubsearch.segments import workers
 from pubsearch.documents import record_fields
 from pubsearch.indexing import build_index
 from pubsearch.records import Record
@@ -480,7 +491,7 @@ def docs():
 path = Path({str(tmp_path / "ix")!r})
 path.mkdir()
 storage.create_index(path).close()
-bulk.write_documents(path, docs(), workers=2, parallel_threshold=10)
+workers.write_documents(path, docs(), workers=2, parallel_threshold=10)
 """
     proc = subprocess.Popen([sys.executable, "-c", script])
     children: list[int] = []
@@ -524,7 +535,9 @@ import gc
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from pubsearch import bulk, storage
+from pubsearch import storage
+from pubsearch.errors import WorkerError
+from pubsearch.segments import workers
 from pubsearch.documents import record_fields
 from pubsearch.indexing import build_index
 from pubsearch.records import Record
@@ -539,8 +552,8 @@ path = Path({str(tmp_path / "ix")!r})
 path.mkdir()
 storage.create_index(path).close()
 try:
-    bulk.write_documents(path, docs(), workers=2, parallel_threshold=10)
-except bulk.WorkerError as exc:
+    workers.write_documents(path, docs(), workers=2, parallel_threshold=10)
+except WorkerError as exc:
     print("failed:", exc, flush=True)
 """
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -612,7 +625,7 @@ _KEYWORD_TEXT = st.text(
 @settings(max_examples=300, deadline=None)
 @given(value=_KEYWORD_TEXT)
 def test_direct_terms_equal_whoosh_index(field: Any, value: str) -> None:
-    direct = bulk._direct_terms(field)
+    direct = docpostings.direct_terms(field)
     assert direct is not None
     assert sorted(direct(value)) == sorted(field.index(value))
 
@@ -635,7 +648,7 @@ def test_direct_terms_equal_whoosh_index(field: Any, value: str) -> None:
     ids=["spaces", "text", "numeric", "vector", "commas-stops", "id-by-commas"],
 )
 def test_direct_terms_only_for_known_shapes(field: Any, known: bool) -> None:
-    direct = bulk._direct_terms(field)
+    direct = docpostings.direct_terms(field)
     assert (direct is not None) == known
     if direct is not None:
         value = "A, b ,a,,c d"
@@ -646,11 +659,11 @@ def test_direct_terms_only_for_known_shapes(field: Any, known: bool) -> None:
 @given(values=st.lists(st.one_of(st.integers(0, 65535), st.booleans()), max_size=30))
 def test_numeric_terms_equal_whoosh_index(values: list[Any]) -> None:
     field = whoosh_fields.NUMERIC(int, bits=16, signed=False)
-    terms = bulk._numeric_terms(field)
+    terms = docpostings.numeric_terms(field)
     assert terms is not None
     for value in values:  # repeated values come from the memo
         assert terms(value) == list(field.index(value))
-    assert bulk._numeric_terms(whoosh_fields.TEXT()) is None
+    assert docpostings.numeric_terms(whoosh_fields.TEXT()) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -662,7 +675,7 @@ def test_numeric_terms_equal_whoosh_index(values: list[Any]) -> None:
 )
 def test_stable_order_is_numpys_stable_argsort(keys: list[int]) -> None:
     array = numpy.array(keys, dtype=numpy.int64)
-    assert bulk._stable_order(array).tolist() == numpy.argsort(array, kind="stable").tolist()
+    assert _stable_order(array).tolist() == numpy.argsort(array, kind="stable").tolist()
 
 
 @settings(max_examples=100, deadline=None)
@@ -673,7 +686,7 @@ def test_stable_order_is_numpys_stable_argsort(keys: list[int]) -> None:
     )
 )
 def test_term_pool_in_document_order_sorts_by_term_then_document(docs: list[list[str]]) -> None:
-    pool = bulk.TermPool()
+    pool = TermPool()
     expected = []
     for docnum, words in enumerate(docs):
         terms = sorted(set(words))
@@ -694,7 +707,7 @@ def test_collector_stays_off_while_writing_and_as_before_after(tmp_path: Path) -
 
     ix = storage.create_index(tmp_path)
     with pytest.raises(ValueError, match="a bad record"):
-        bulk._write_segments(ix, docs(), 100)
+        segment_writer.write_segments(ix, docs(), 100)
     assert seen == [False, False, False]
     assert gc.isenabled()
 
@@ -709,7 +722,7 @@ def test_young_objects_collected_after_each_full_segment(tmp_path: Path) -> None
     ix = storage.create_index(tmp_path)
     gc.callbacks.append(note)
     try:
-        segments = bulk._write_segments(ix, iter(_docs()[:5]), 2)
+        segments = segment_writer.write_segments(ix, iter(_docs()[:5]), 2)
     finally:
         gc.callbacks.remove(note)
     assert len(segments) == 3
@@ -725,14 +738,14 @@ def test_write_documents_reads_with_the_collector_off(tmp_path: Path) -> None:
             yield doc
 
     storage.create_index(tmp_path)
-    assert bulk.write_documents(tmp_path, docs(), workers=1) == 3
+    assert segment_workers.write_documents(tmp_path, docs(), workers=1) == 3
     assert seen == [False, False, False]
     assert gc.isenabled()
 
 
 def test_direct_terms_of_a_word_list_are_whooshs() -> None:
     field = whoosh_fields.KEYWORD(commas=True, lowercase=True)
-    direct = bulk._direct_terms(field)
+    direct = docpostings.direct_terms(field)
     assert direct is not None
     assert direct(["A b", "c", "A b"]) == list(field.index(["A b", "c", "A b"]))
 
@@ -740,19 +753,19 @@ def test_direct_terms_of_a_word_list_are_whooshs() -> None:
 @given(data=st.binary(max_size=5_000) | st.text(max_size=2_000).map(str.encode))
 def test_deflate_writes_what_zlib_reads(data: bytes) -> None:
     """Whoosh's readers decompress postings blocks and stored fields with ``zlib``."""
-    assert zlib.decompress(bulk._deflate(data, 3)) == data
+    assert zlib.decompress(w3write._deflate(data, 3)) == data
 
 
 def test_stored_fields_are_deflated_with_isal_and_read_back(tmp_path: Path) -> None:
     docs = _docs()[:5]
     ix = storage.create_index(tmp_path)
-    writer = bulk.BulkWriter(ix, _lk=False)
+    writer = BulkWriter(ix, lock=False)
     try:
         stored = writer.perdocwriter._colwriters["_stored"]._child
-        assert stored._compress is bulk._deflate
+        assert stored._compress is w3write._deflate
     finally:
         writer.cancel()
-    bulk.write_documents(tmp_path, docs, workers=1)
+    segment_workers.write_documents(tmp_path, docs, workers=1)
     with whoosh_index.open_dir(str(tmp_path)).searcher() as searcher:
         found = {fields["id"]: fields for fields in searcher.all_stored_fields()}
     assert {doc["id"]: doc["title"] for doc in docs} == {k: f["title"] for k, f in found.items()}
@@ -767,7 +780,7 @@ def test_a_failed_document_leaves_no_field_lengths(tmp_path: Path) -> None:
     _plain_whoosh_build(tmp_path / "plain", [first, second])
     (tmp_path / "fast").mkdir()
     ix = storage.create_index(tmp_path / "fast")
-    writer = bulk.BulkWriter(ix, _lk=False)
+    writer = BulkWriter(ix, lock=False)
     writer.add_document(**first)
     with pytest.raises(ValueError):
         writer.add_document(**bad)
@@ -791,9 +804,9 @@ def test_a_parallel_build_numbers_the_documents_the_same_every_time(
     """Whichever worker is faster, the same input gives the same document numbers (ties
     in score are ordered by them): each worker takes every other batch, and the segments
     are committed in worker order."""
-    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 20)
-    monkeypatch.setattr(bulk, "BATCH_SIZE", 7)
-    monkeypatch.setattr(bulk, "DOCS_PER_SEGMENT", 40)
+    monkeypatch.setattr(segment_workers, "PARALLEL_THRESHOLD", 20)
+    monkeypatch.setattr(segment_workers, "BATCH_SIZE", 7)
+    monkeypatch.setattr(segment_workers, "DOCS_PER_SEGMENT", 40)
     records = list(read_paths([seeds_dir, DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
     orders = []
     for attempt in range(3):

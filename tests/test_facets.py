@@ -226,10 +226,10 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
     several segments from two workers, then extended by the merged duplicates), is the
     table read from the whole index: the same ids, labels ("C. Balázs" as first seen),
     offsets, years and live documents."""
-    from pubsearch import bulk
+    from pubsearch.segments import workers as segment_workers
 
-    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 50)
-    monkeypatch.setattr(bulk, "DOCS_PER_SEGMENT", 90)
+    monkeypatch.setattr(segment_workers, "PARALLEL_THRESHOLD", 50)
+    monkeypatch.setattr(segment_workers, "DOCS_PER_SEGMENT", 90)
     joined: list[int] = []
     from_segments = FacetTable.from_segments
 

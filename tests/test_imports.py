@@ -7,6 +7,16 @@ import sys
 from pathlib import Path
 
 HEAVY = ("whoosh", "numpy", "flask")
+# What only a build needs: the segment writer, its worker processes, the format's write half.
+WRITING = {
+    "multiprocessing",
+    "pubsearch.indexing",
+    "pubsearch.segments.docpostings",
+    "pubsearch.segments.pool",
+    "pubsearch.segments.w3write",
+    "pubsearch.segments.workers",
+    "pubsearch.segments.writer",
+}
 
 
 def loaded_after(code: str) -> set[str]:
@@ -39,4 +49,12 @@ def test_a_query_loads_neither_the_writer_nor_the_web_nor_processes(seed_index: 
     )
     loaded = loaded_after(code)
     assert "whoosh" in loaded  # it did search
-    assert not loaded & {"flask", "multiprocessing", "pubsearch.bulk", "pubsearch.indexing"}
+    assert not loaded & ({"flask"} | WRITING)
+
+
+def test_the_search_side_imports_the_format_reader_not_the_writer() -> None:
+    """The search reads segments through w3format and maps stored fields to records with
+    documents.py; it never loads the writer, the worker processes or multiprocessing."""
+    loaded = loaded_after("import pubsearch.searching")
+    assert {"pubsearch.segments.w3format", "pubsearch.documents"} <= loaded
+    assert not loaded & WRITING, loaded & WRITING

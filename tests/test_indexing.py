@@ -180,10 +180,11 @@ def test_streaming_build_merges_duplicates_across_files(
 ) -> None:
     import json
 
-    from pubsearch import bulk
     from pubsearch.records import merge_records
+    from pubsearch.segments import workers as segment_workers
 
-    monkeypatch.setattr(bulk, "PARALLEL_THRESHOLD", 50)  # worker processes for this small input
+    # Worker processes for this small input.
+    monkeypatch.setattr(segment_workers, "PARALLEL_THRESHOLD", 50)
     sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
     rows = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
     first = _write_jsonl(tmp_path / "a.jsonl.gz", rows[:200])

@@ -23,6 +23,7 @@ from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
 from pubsearch.request import SearchRequest
 from pubsearch.searching import SearchService
+from pubsearch.segments import w3format
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -151,7 +152,7 @@ def test_phrases_match_the_same_with_positions_out_of_order(
 ) -> None:
     """Positions are expected in order, candidate by candidate, and then need no sorting;
     given out of order they are sorted, and the matches are the same."""
-    table = masks._position_table
+    table = w3format.position_table
 
     def reversed_table(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
         owners, positions = table(values)
@@ -164,7 +165,7 @@ def test_phrases_match_the_same_with_positions_out_of_order(
             words = tuple(searcher.schema[field].analyzer.words(text))
             assert len(words) > 1
             expected = masks._phrase_docs(reader, field, words, 1)
-            monkeypatch.setattr(masks, "_position_table", reversed_table)
+            monkeypatch.setattr(w3format, "position_table", reversed_table)
             assert masks._phrase_docs(reader, field, words, 1).tolist() == expected.tolist()
             monkeypatch.undo()
             matched += len(expected)
@@ -196,7 +197,7 @@ def test_position_table_decodes_what_whoosh_encodes(
         for word in ("batch", "train", "network"):
             values += masks._postings_with_values(searcher.reader(), "abstract", word)[1]
     assert len(values) > 20
-    owners, positions = masks._position_table(values)
+    owners, positions = w3format.position_table(values)
     want_owners: list[int] = []
     want_positions: list[int] = []
     for i, value in enumerate(values):
@@ -205,7 +206,7 @@ def test_position_table_decodes_what_whoosh_encodes(
         want_positions += decoded
     assert owners.tolist() == want_owners
     assert positions.tolist() == want_positions
-    empty_owners, empty_positions = masks._position_table([])
+    empty_owners, empty_positions = w3format.position_table([])
     assert len(empty_owners) == len(empty_positions) == 0
 
 
@@ -272,7 +273,8 @@ def test_posting_lists_read_whole_are_whoosh_matchers_lists(
                     assert values == want_values, (fieldname, text)
                 long_lists += len(want_ids) > 128
         for segment, _ in reader.leaf_readers():  # read whole, not through the fallback
-            assert masks._raw_list(segment, "content", next(segment.field_terms("content")), False)
+            first_term = next(segment.field_terms("content"))
+            assert w3format.raw_list(segment, "content", first_term, False)
     ix.close()
     assert long_lists > 5
 
@@ -366,7 +368,7 @@ def test_posting_lists_decoded_in_c_are_what_pickle_reads(
         fields = ("title", "abstract", "content", "author", "subject", "keys", "id")
         for _fieldname, text, raw in _raw_lists(reader, fields):
             ids, weights = speedups.compiled.decode_list(raw, WHOOSH3_HEADER_MAGIC, zlib.decompress)
-            python = masks._BlockArrays()
+            python = w3format.BlockArrays()
             python.add_list(raw)
             want_ids, want_weights = python.arrays()
             assert np.frombuffer(ids, dtype=np.int64).tolist() == want_ids.tolist(), text

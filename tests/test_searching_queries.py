@@ -13,10 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pubsearch.highlighting import html_to_plain
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchResults, SearchService, html_to_plain
+from pubsearch.results import SearchResults
+from pubsearch.searching import SearchService
 
 
 def search(service: SearchService, q: str, **kwargs: object) -> SearchResults:

@@ -17,8 +17,10 @@ from whoosh import formats
 from whoosh.analysis import StopFilter as WhooshStopFilter
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch import analysis, bulk, masks, speedups
+from pubsearch import analysis, speedups
 from pubsearch.schema import build_schema
+from pubsearch.segments import w3format, w3write
+from pubsearch.segments.pool import FieldPostings, TermNumbers
 
 pytestmark = [
     pytest.mark.speedups,
@@ -57,7 +59,7 @@ def test_doc_postings_are_whoosh_postings(
         lists = lists[:1]
     else:
         lists = [*lists[:1], *lists[1:2] * again, *lists[1:], *lists[:1] * again]
-    numbers = bulk._Numbers()
+    numbers = TermNumbers()
     for term in known:
         numbers[term]  # noqa: B018  # numbered
     assert speedups.compiled is not None
@@ -104,7 +106,7 @@ def test_doc_postings_of_long_texts_in_any_order(order: str) -> None:
     on: each term's positions in order, postings by term number."""
     rng = random.Random(order)
     known = [f"t{i}" for i in range(700)]
-    numbers = bulk._Numbers()
+    numbers = TermNumbers()
     for term in known:
         numbers[term]  # noqa: B018  # numbered
     terms = {
@@ -130,9 +132,9 @@ def test_doc_postings_of_long_texts_in_any_order(order: str) -> None:
 def test_doc_postings_refuses_what_it_cannot_do() -> None:
     assert speedups.compiled is not None
     with pytest.raises(ValueError, match="one list"):
-        speedups.compiled.doc_postings(bulk._Numbers(), [["a"], ["b"]], 0, True, 1.0, 1.0)
+        speedups.compiled.doc_postings(TermNumbers(), [["a"], ["b"]], 0, True, 1.0, 1.0)
     with pytest.raises(TypeError, match="must be a list"):
-        speedups.compiled.doc_postings(bulk._Numbers(), [("a",)], 0, False, 1.0, 1.0)
+        speedups.compiled.doc_postings(TermNumbers(), [("a",)], 0, False, 1.0, 1.0)
 
 
 @settings(max_examples=300, deadline=None)
@@ -171,7 +173,7 @@ def test_doc_postings_ids_are_doc_postings(
     random.Random(seed).shuffle(words)
     for word in words:
         vocabulary.number(word)
-    numbers = bulk._Numbers()
+    numbers = TermNumbers()
     for term in known:
         numbers[term]  # noqa: B018  # numbered
     fieldmap = bytearray()
@@ -209,7 +211,7 @@ def test_doc_postings_ids_refuses_what_it_cannot_do() -> None:
     assert empty == compiled.doc_postings({}, [[]], 0, True, 1.0, 1.0)
 
 
-# -- blocks: the C writer against bulk.py's Python writer, decoded -----------------------------
+# -- blocks: the C writer against w3write.py's Python writer, decoded -----------------------------
 
 
 def _value_strategy(fixed: int | None, mixed: bool) -> st.SearchStrategy[bytes]:
@@ -226,11 +228,11 @@ def _value_strategy(fixed: int | None, mixed: bool) -> st.SearchStrategy[bytes]:
 
 
 @st.composite
-def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
+def _field(draw: Any) -> tuple[Any, FieldPostings, Any]:
     fixed = draw(st.sampled_from([None, -1, 0, 4, 2]))
     int_weights = draw(st.booleans())
     mixed = draw(st.booleans())
-    held = bulk._FieldPostings()
+    held = FieldPostings()
     terms = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "é", "long" * 20]), max_size=6))
     docs = draw(st.integers(1, 300))
     weight = st.integers(1, 5).map(float) if int_weights else st.floats(0.0, 9.0, width=32)
@@ -241,7 +243,7 @@ def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
         values = [draw(_value_strategy(fixed, mixed)) for _ in here]
         weights = [draw(weight) for _ in here]
         held.add_many(docnum, here, weights, values, int_weights)
-    assume(len(held))  # bulk._write_postings skips a field without postings
+    assume(len(held))  # w3write.write_postings skips a field without postings
     lengths = draw(st.none() | st.binary(min_size=docs, max_size=docs))
     column = array("B", lengths) if lengths is not None else None
     fmt = SimpleNamespace(fixed_value_size=lambda: fixed)
@@ -252,22 +254,23 @@ def _field(draw: Any) -> tuple[Any, bulk._FieldPostings, Any]:
     return codec, held, (fmt, column)
 
 
-def _written(codec: Any, held: bulk._FieldPostings, extra: Any, in_c: bool) -> Any:
+def _written(codec: Any, held: FieldPostings, extra: Any, in_c: bool) -> Any:
     fmt, column = extra
     saved = speedups.enabled
     speedups.enabled = in_c
     try:
         # Copied: _FieldBlocks takes the field's values over (it empties them).
-        blocks = bulk._FieldBlocks(codec, fmt, copy.deepcopy(held), column)
+        blocks = w3write.FieldBlocks(codec, fmt, copy.deepcopy(held), column)
         out = []
         pos = 100
         for texts, posts, infos in blocks.chunks(pos):
             for text, info in zip(texts, infos, strict=True):
                 offset, size = struct.unpack("!qi", info[-12:])
                 raw = posts[offset - pos : offset - pos + size]
+                listed = w3format.w3_blocks(raw)
                 decoded = [
                     (count, maxid, maxweight, type(maxweight), minlen, maxlen, data)
-                    for (count, maxid, maxweight, _, minlen, maxlen), data in masks.w3_blocks(raw)
+                    for (count, maxid, maxweight, _, minlen, maxlen), data in listed
                 ]
                 out.append((text, info[:-12], decoded))
             pos += len(posts)
@@ -282,12 +285,12 @@ def test_c_blocks_are_python_blocks(field: Any, chunk: int) -> None:
     """Every term's statistics byte for byte, and its blocks once unpickled (their sizes,
     and so their offsets and whether they are compressed, differ: no pickle memo)."""
     codec, held, extra = field
-    saved = bulk._CHUNK_POSTINGS
-    bulk._CHUNK_POSTINGS = chunk
+    saved = w3write._CHUNK_POSTINGS
+    w3write._CHUNK_POSTINGS = chunk
     try:
         assert _written(codec, held, extra, True) == _written(codec, held, extra, False)
     finally:
-        bulk._CHUNK_POSTINGS = saved
+        w3write._CHUNK_POSTINGS = saved
 
 
 def test_write_blocks_checks_its_arrays() -> None:

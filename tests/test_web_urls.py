@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import FacetValue, SearchResults
+from pubsearch.results import FacetValue, SearchResults
 from pubsearch.web import pages, urls
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pubsearch.indexing import IndexSummary
     from pubsearch.readers import ReadReport
     from pubsearch.records import Record
-    from pubsearch.searching import Hit, SearchResults
+    from pubsearch.results import Hit, SearchResults
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -431,7 +431,7 @@ def _as_command(broader: BroaderSearch) -> str:
 
 def _highlighted(fragment: str) -> str:
     """Terminal form of an HTML snippet: matches in bold (plain when piped)."""
-    from pubsearch.searching import html_to_plain
+    from pubsearch.highlighting import html_to_plain
 
     out = []
     for i, part in enumerate(fragment.split("<mark>")):

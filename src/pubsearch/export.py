@@ -17,7 +17,7 @@ from typing import Any
 
 from pubsearch.records import Record
 from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
-from pubsearch.searching import FacetValue, Hit, IndexStats, SearchResults
+from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 
 CSV_COLUMNS = ("rank", "id", "title", "year", "authors", "subjects", "score", "url", "abstract")
 

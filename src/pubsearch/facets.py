@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from whoosh import columns
 from whoosh.reading import IndexReader
 
 from pubsearch import gcpause
 from pubsearch.records import fold
 from pubsearch.schema import VALUE_SEP
+from pubsearch.segments import w3format
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -349,28 +349,16 @@ def _joined_values(leaf: IndexReader, column: str, field: Any, start: int) -> by
     """The column values of the segment ``leaf``'s documents from ``start`` on, as stored,
     joined by :data:`_DOC_SEP`.
 
-    A ``VarBytesColumn`` (the facet columns) is read at once: its values lie end to end,
-    in document order, with an array of their lengths (Whoosh's reader reads a document
-    at a time: 1.5 of the 1.8 s a table took at 102,289 records).
+    A ``VarBytesColumn`` (the facet columns) is read at once (see
+    :func:`pubsearch.segments.w3format.varbytes_values`).
     """
     creader = leaf.column_reader(column, translate=False)
     stop = leaf.doc_count_all()
-    if type(creader) is not columns.VarBytesColumn.Reader:
-        convert = field.from_column_value
-        return _DOC_SEP.encode().join(convert(creader[d]) for d in range(start, stop))
-    # Whoosh's writer leaves out the lengths of the segment's last documents when they
-    # have no value (its reader then fails on them): none is no value.
-    lengths = np.zeros(stop, dtype=np.int64)
-    stored = np.asarray(creader._lengths, dtype=np.int64)[:stop]
-    lengths[: len(stored)] = stored
-    first = int(lengths[:start].sum())
-    lengths = lengths[start:]
-    total = int(lengths.sum())
-    data = np.frombuffer(creader._dbfile.get(creader._basepos + first, total), dtype=np.uint8)
-    # Each value shifted right by the separators before it.
-    joined = np.full(total + len(lengths) - 1, ord(_DOC_SEP), dtype=np.uint8)
-    joined[np.arange(total) + np.repeat(np.arange(len(lengths)), lengths)] = data
-    return joined.tobytes()
+    joined = w3format.varbytes_values(creader, start, stop, _DOC_SEP.encode())
+    if joined is not None:
+        return joined
+    convert = field.from_column_value
+    return _DOC_SEP.encode().join(convert(creader[d]) for d in range(start, stop))
 
 
 def _years(reader: IndexReader, start: int, stop: int) -> IntArray:
@@ -400,7 +388,7 @@ def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> In
         lo, hi = max(start - offset, 0), min(stop - offset, count)
         if lo >= hi:
             continue
-        raw = _numbers(leaf.column_reader(name, translate=False), lo, hi)
+        raw = w3format.numeric_values(leaf.column_reader(name, translate=False), lo, hi)
         # The few distinct stored values, each converted as Whoosh's reader would.
         distinct, inverse = np.unique(raw, return_inverse=True)
         converted = np.asarray(
@@ -409,27 +397,6 @@ def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> In
         )
         years[offset + lo - start : offset + hi - start] = converted[inverse]
     return years
-
-
-def _numbers(creader: Any, start: int, stop: int) -> IntArray:
-    """A ``NumericColumn`` reader's stored values of documents ``start`` to ``stop``: the
-    fixed-size big-endian numbers it wrote, read at once (the documents past the last it
-    wrote have its default), or a document at a time from any other reader."""
-    typecode = getattr(creader, "_typecode", "")
-    if type(creader) is not columns.NumericColumn.Reader or typecode not in _INT_TYPECODES:
-        return np.asarray([creader[d] for d in range(start, stop)], dtype=np.int64)
-    size = creader._fixedlen
-    # struct's standard sizes ("!"), which numpy's own letters do not all share ("L").
-    dtype = np.dtype(f">{'i' if typecode.islower() else 'u'}{size}")
-    values = np.full(stop - start, creader._default, dtype=np.int64)
-    written = min(creader._count, stop)
-    if written > start:
-        data = creader._dbfile.get(creader._basepos + start * size, (written - start) * size)
-        values[: written - start] = np.frombuffer(data, dtype=dtype)
-    return values
-
-
-_INT_TYPECODES = frozenset("bBhHiIlLqQ")
 
 
 def _live(reader: IndexReader) -> BoolArray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pubsearch import bulk, storage
+from pubsearch import storage
 from pubsearch.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.documents import key_term, record_fields, record_from_stored
 from pubsearch.errors import IndexMissingError
@@ -27,6 +27,8 @@ from pubsearch.records import (
     Written,
     merge,
 )
+from pubsearch.segments.workers import write_documents
+from pubsearch.segments.writer import segment_writer
 
 # How long a second writer waits for the first before giving up.
 # More indexing processes than this gain little (the reading process is the limit).
@@ -94,7 +96,7 @@ def build_index(
             # Each worker works out the facet values of its segments too (see
             # segment_facets), so that the table is joined, not read, once both are done.
             parts: list[SegmentFacets] = []
-            bulk.write_documents(
+            write_documents(
                 build_dir,
                 documents(),
                 workers=default_workers(workers),
@@ -146,7 +148,7 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
         return 0
     added = 0
     ix = storage.open_index(build_dir)
-    writer = bulk.BulkWriter(ix)
+    writer = segment_writer(ix)
     try:
         with ix.searcher() as searcher:
             for members in groups:
@@ -201,7 +203,7 @@ def update_index(
                 segments = len(reader.leaf_readers())
             replaced = 0
             added = 0
-            writer = bulk.BulkWriter(ix)
+            writer = segment_writer(ix)
             try:
                 with ix.searcher() as searcher:
                     for record in merger:

@@ -9,33 +9,19 @@ ranges, wildcards, ...) is still asked of ``docs_for_query``, one sub-query at a
 
 from __future__ import annotations
 
-import io
-import pickle
 import re
 import threading
-import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from whoosh import columns, fields
+from whoosh import fields
 from whoosh import query as wq
-from whoosh.codec.whoosh3 import (
-    LENGTHS_COLUMN,
-    WHOOSH3_HEADER_MAGIC,
-    W3LeafMatcher,
-    W3TermInfo,
-    W3TermsReader,
-)
-from whoosh.matching.wrappers import FilterMatcher
-from whoosh.system import _INT_SIZE
 
-from pubsearch import speedups
 from pubsearch.facets import BoolArray, IntArray
+from pubsearch.segments import w3format
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -173,34 +159,11 @@ def _field_length_bytes(reader: Any, fieldname: str) -> npt.NDArray[np.uint8] | 
     if not reader.schema[fieldname].scorable:
         return None
     out = np.zeros(reader.doc_count_all(), dtype=np.uint8)
-    column = f"_{fieldname}_len"  # the field's length column (whoosh/codec/whoosh3.py)
     for segment, offset in reader.leaf_readers():
-        perdoc = segment._perdoc
-        count = segment.doc_count_all()
-        if perdoc.has_column(column):
-            lengths = perdoc.column_reader(column, LENGTHS_COLUMN)
-            out[offset : offset + count] = length_bytes(lengths, count)
+        found = w3format.segment_length_bytes(segment, fieldname)
+        if found is not None:
+            out[offset : offset + len(found)] = found
     return out
-
-
-def length_bytes(lengths: Any, count: int) -> npt.NDArray[np.uint8]:
-    """A segment's length bytes, one per document (0 for none), from its length column.
-
-    The column is one byte per document up to the last that has the field: read in one
-    piece, not a file read per document (0.15 to 0.2 s a field at 102k records, paid by
-    each new searcher)."""
-    if (
-        isinstance(lengths, columns.NumericColumn.Reader)
-        and lengths._fixedlen == 1
-        and lengths._default == 0
-    ):
-        stored = min(lengths._count, count)
-        raw = np.zeros(count, dtype=np.uint8)
-        if stored:
-            data = lengths._dbfile.get(lengths._basepos, stored)
-            raw[:stored] = np.frombuffer(data, dtype=np.uint8)
-        return raw
-    return np.fromiter((b or 0 for b in lengths), dtype=np.uint8, count=count)
 
 
 @dataclass(frozen=True)
@@ -239,10 +202,10 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     weights: list[FloatArray] = []
     word_of: list[IntArray] = []
     for segment, offset in reader.leaf_readers():
-        found = _segment_pattern_postings(segment, q.fieldname, prefix, pattern)
+        found = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
         if found is None:  # not a whoosh3 segment: through Whoosh, word by word
             found = []
-            for word in _segment_words(segment, q):
+            for word in w3format.pattern_words(segment, q):
                 seg_ids, seg_weights, _ = _read_postings(segment, q.fieldname, word, False)
                 found.append((word, seg_ids, seg_weights))
         for word, seg_ids, seg_weights in found:
@@ -272,64 +235,6 @@ def _pattern_parts(q: wq.PatternQuery) -> tuple[str, re.Pattern[str] | None]:
     return literal, re.compile(regex, re.DOTALL)
 
 
-def _segment_words(segment: Any, q: wq.PatternQuery) -> list[str]:
-    field = segment.schema[q.fieldname]
-    return [field.from_bytes(b) for b in sorted(set(q._btexts(segment))) if b]
-
-
-def _segment_pattern_postings(
-    segment: Any, fieldname: str, prefix: str, pattern: re.Pattern[str] | None
-) -> list[tuple[str, IntArray, FloatArray]] | None:
-    """Each word of ``segment``'s ``fieldname`` that starts with ``prefix`` (and matches
-    ``pattern``), with its posting list; None when the segment is not whoosh3's.
-
-    The words' lists lie one after another in the postings file (written in word order):
-    they are read in one piece, and their blocks' numbers turned into arrays at once."""
-    terms = getattr(segment, "_terms", None)
-    if not isinstance(terms, W3TermsReader) or fieldname not in terms._fieldmap:
-        return None
-    start = prefix.encode("utf-8")
-    stats = W3TermInfo._struct.size
-    words: list[str] = []
-    inline: dict[int, tuple[Any, Any]] = {}
-    extents: dict[int, tuple[int, int]] = {}
-    for key, row in terms._tindex.items_from(terms._keycoder(fieldname, start)):
-        name, tbytes = terms._keydecoder(key)
-        if name != fieldname or not tbytes.startswith(start):
-            break
-        word = tbytes.decode("utf-8")
-        if pattern is not None and not pattern.fullmatch(word):
-            continue
-        if row[0]:  # postings kept in the terms file: (ids, weights, values), pickled
-            inline_ids, inline_weights, _ = pickle.loads(row[stats:])
-            inline[len(words)] = (inline_ids, inline_weights)
-        else:
-            offset = int.from_bytes(row[stats : stats + 8], "big")
-            length = int.from_bytes(row[stats + 8 : stats + _EXTENT_SIZE], "big")
-            extents[len(words)] = (offset, length)
-        words.append(word)
-    if not words:
-        return []
-    first = min((o for o, _ in extents.values()), default=0)
-    end = max((o + n for o, n in extents.values()), default=0)
-    joined = terms._postfile.get(first, end - first) if extents else b""
-    decoded = _BlockArrays()
-    list_ends: list[int] = []
-    for number in range(len(words)):
-        if number in inline:
-            decoded.add_postings(*inline[number])
-        else:
-            offset, length = extents[number]
-            decoded.add_list(joined[offset - first : offset - first + length])
-        list_ends.append(len(decoded))
-    ids, weight_array = decoded.arrays()
-    bounds = [0, *list_ends]
-    return [
-        (word, ids[bounds[i] : bounds[i + 1]], weight_array[bounds[i] : bounds[i + 1]])
-        for i, word in enumerate(words)
-    ]
-
-
 def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
     """The indexed terms a query on a number field (``year:2021``, ``year:[2019 TO 2021]``)
     matches documents by, or None for any other query. (Whoosh indexes each number as a few
@@ -346,7 +251,7 @@ def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
         return [(fieldname, q.text)]
     if kind is wq.NumericRange:
         found: list[tuple[str, bytes]] = []
-        stack = [q._compile_query(reader)]
+        stack = [w3format.compile_query(q, reader)]
         while stack:
             part = stack.pop()
             if isinstance(part, wq.ConstantScoreQuery):
@@ -354,7 +259,7 @@ def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
             elif type(part) is wq.Or:
                 stack.extend(part.subqueries)
             elif type(part) is wq.TermRange:
-                found.extend((fieldname, b) for b in part._btexts(reader))
+                found.extend((fieldname, b) for b in w3format.term_range_texts(part, reader))
             elif type(part) is wq.Term and isinstance(part.text, bytes):
                 found.append((fieldname, part.text))
             elif part is not wq.NullQuery and not isinstance(part, type(wq.NullQuery)):
@@ -437,172 +342,16 @@ def _read_postings(
     for segment, offset in reader.leaf_readers():
         if (fieldname, text) not in segment:
             continue
-        whole = _raw_list(segment, fieldname, text, with_values)
-        if whole is not None:
-            ids.append(whole[0] + offset)
-            weights.append(whole[1])
-            if values is not None:
-                values.extend(whole[2])
-            continue
-        matcher = segment.postings(fieldname, text)
-        if isinstance(matcher, FilterMatcher):  # the segment's deletions: masked by callers
-            matcher = matcher.child
-            matcher.reset()  # the filter has moved it past the first deleted documents
-        if isinstance(matcher, W3LeafMatcher):
-            while matcher.is_active():
-                block_id_array, block_weight_array = _block_arrays(matcher)
-                ids.append(block_id_array + offset)
-                weights.append(block_weight_array)
-                if values is not None:
-                    matcher._read_values()
-                    values.extend(matcher._values)
-                matcher._next_block()
-        else:
-            block_ids: list[int] = []
-            block_weights: list[float] = []
-            while matcher.is_active():
-                block_ids.append(matcher.id())
-                block_weights.append(matcher.weight())
-                if values is not None:
-                    values.append(matcher.value())
-                matcher.next()
-            ids.append(np.asarray(block_ids, dtype=np.int64) + offset)
-            weights.append(np.asarray(block_weights, dtype=np.float64))
+        seg_ids, seg_weights, seg_values = w3format.segment_postings(
+            segment, fieldname, text, with_values
+        )
+        ids.append(seg_ids + offset)
+        weights.append(seg_weights)
+        if values is not None:
+            values.extend(seg_values)
     if not ids:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), values
     return np.concatenate(ids), np.concatenate(weights), values
-
-
-def _raw_list(
-    segment: Any, fieldname: str, text: str | bytes, with_values: bool
-) -> tuple[IntArray, FloatArray, list[Any]] | None:
-    """A posting list in a whoosh3 segment, deleted documents included: its document
-    numbers, weights and (with ``with_values``) values, from one read of the list's bytes.
-    None when the list is not a run of W3 blocks (postings kept in the terms file, another
-    codec): then Whoosh's matcher reads it.
-
-    Whoosh's matcher reads a block's header pickle from the file opcode by opcode (some 20
-    file reads a block); this reads the list once and takes the blocks apart in memory."""
-    terms = getattr(segment, "_terms", None)
-    if not isinstance(terms, W3TermsReader):
-        return None
-    tbytes = segment._text_to_bytes(fieldname, text)
-    row = terms._tindex.get(terms._keycoder(fieldname, tbytes))
-    stats = W3TermInfo._struct.size
-    if row is None or len(row) != stats + _EXTENT_SIZE or row[0] != 0:  # inlined postings
-        return None
-    offset = int.from_bytes(row[stats : stats + 8], "big")
-    length = int.from_bytes(row[stats + 8 : stats + _EXTENT_SIZE], "big")
-    raw = terms._postfile.get(offset, length)
-    if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
-        return None
-    compiled = speedups.active()
-    if compiled is not None and not with_values:
-        try:
-            ids_bytes, weights_bytes = compiled.decode_list(
-                raw, WHOOSH3_HEADER_MAGIC, zlib.decompress
-            )
-        except ValueError:
-            pass  # pickles the C code does not read: Python's pickle reads them
-        else:
-            return (
-                np.frombuffer(ids_bytes, dtype=np.int64),
-                np.frombuffer(weights_bytes, dtype=np.float64),
-                [],
-            )
-    decoded = _BlockArrays(with_values)
-    decoded.add_list(raw)
-    ids, weights = decoded.arrays()
-    return ids, weights, decoded.values
-
-
-class _BlockArrays:
-    """Posting lists' blocks joined into arrays: each block's id deltas and weights are
-    gathered in Python lists and turned into arrays once, not a block at a time."""
-
-    def __init__(self, with_values: bool = False) -> None:
-        self.deltas: list[int] = []
-        self.weights: list[float] = []
-        self.block_starts: list[int] = []
-        self.values: list[Any] = []
-        self.with_values = with_values
-
-    def add_list(self, raw: bytes) -> None:
-        """The blocks of one list's bytes (see w3_blocks)."""
-        deltas, weights = self.deltas, self.weights
-        for info, (block_deltas, block_weights, block_values) in w3_blocks(raw):
-            self.block_starts.append(len(deltas))
-            deltas.extend(block_deltas)
-            if block_weights is None:
-                weights.extend([1.0] * info[0])
-            elif isinstance(block_weights, float):
-                weights.extend([block_weights] * info[0])
-            else:
-                weights.extend(block_weights)
-            if self.with_values:
-                self.values.extend(block_values)
-
-    def add_postings(self, ids: Any, weights: Any) -> None:
-        """A list given as its document numbers and weights (kept in the terms file)."""
-        self.block_starts.append(len(self.deltas))
-        self.deltas.append(ids[0])
-        self.deltas.extend(b - a for a, b in zip(ids, ids[1:], strict=False))
-        self.weights.extend(weights)
-
-    def __len__(self) -> int:
-        return len(self.deltas)
-
-    def arrays(self) -> tuple[IntArray, FloatArray]:
-        """Every posting's document number (each block's deltas summed from 0) and weight."""
-        steps = np.asarray(self.deltas, dtype=np.int64)
-        if not len(steps):
-            return steps, np.zeros(0, dtype=np.float64)
-        running = np.cumsum(steps)
-        starts = np.asarray(self.block_starts, dtype=np.int64)
-        counts = np.diff(np.append(starts, len(steps)))
-        ids = running - np.repeat(running[starts] - steps[starts], counts)
-        return ids, np.asarray(self.weights, dtype=np.float64)
-
-
-def w3_blocks(raw: bytes) -> Iterator[tuple[tuple[Any, ...], tuple[Any, Any, Any]]]:
-    """The blocks of one posting list's bytes in a whoosh3 postings file, in order: each
-    block's info (postings, last id, highest weight, compression, shortest and longest
-    length byte) and its data unpickled (id deltas, weights, values, minified as
-    ``W3PostingsWriter`` keeps them)."""
-    if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
-        raise ValueError("not a whoosh3 posting list")
-    pos = _MAGIC_SIZE
-    last = False
-    while not last:
-        size = int.from_bytes(raw[pos : pos + 4], "big", signed=True)
-        last = size < 0
-        block = io.BytesIO(raw[pos + 4 : pos + 4 + abs(size)])
-        info = pickle.load(block)
-        data = block.read()
-        yield info, pickle.loads(zlib.decompress(data) if info[3] else data)
-        pos += 4 + abs(size)
-    if pos != len(raw):
-        raise ValueError("a posting list does not end with its last block")
-
-
-_MAGIC_SIZE = len(WHOOSH3_HEADER_MAGIC)
-_EXTENT_SIZE = 12  # a posting list's offset (8 bytes) and length (4) in the postings file
-
-
-def _block_arrays(matcher: W3LeafMatcher) -> tuple[IntArray, FloatArray]:
-    """The document numbers (in the segment) and weights of ``matcher``'s current block,
-    decoded with numpy: Whoosh's ``_read_ids`` undoes the delta coding one number at a
-    time in a Python generator."""
-    if matcher._data is None:
-        matcher._read_data()
-    deltas, weights = matcher._data[0], matcher._data[1]
-    count = matcher._blocklength
-    ids = np.cumsum(np.asarray(deltas, dtype=np.int64))
-    if weights is None:
-        return ids, np.ones(count, dtype=np.float64)
-    if isinstance(weights, float):
-        return ids, np.full(count, weights, dtype=np.float64)
-    return ids, np.asarray(weights, dtype=np.float64)
 
 
 def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
@@ -705,7 +454,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         # narrowed word by word: word k must be at start + k.
         starts: IntArray | None = None
         for k, word_values in enumerate(values):
-            owners, positions = _position_table(word_values)
+            owners, positions = w3format.position_table(word_values)
             fits = positions >= k  # word k cannot start a phrase before position 0
             keys = _sorted_keys(owners[fits], positions[fits] - k)
             starts = keys if starts is None else _sorted_common(starts, keys)
@@ -717,7 +466,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     # ``slop`` after a key reached by the word before (the nearest key before it decides).
     reached: IntArray | None = None
     for word_values in values:
-        keys = _sorted_keys(*_position_table(word_values))
+        keys = _sorted_keys(*w3format.position_table(word_values))
         if reached is not None:
             before = np.searchsorted(reached, keys, side="left") - 1  # the nearest below
             gap = keys - reached[np.maximum(before, 0)]
@@ -761,57 +510,6 @@ def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
 
 # Larger than any position plus the words of a phrase: (candidate, position) as one number.
 _POSITION_SPAN = 1 << 32
-
-
-def _position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
-    """Every position in ``values`` (encoded position lists, one per candidate) as two
-    arrays: the candidate's index in ``values``, and the position.
-
-    Each value is a 4-byte count and a pickled list of position deltas
-    (formats.Positions.encode). The values are joined, their counts and pickle headers cut
-    out with numpy, and the rest unpickled as one list of lists, in one call; with the C
-    speedups, the pickles' opcodes are read in C.
-    """
-    if not values:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    compiled = speedups.active()
-    if compiled is not None:
-        try:
-            owners, positions = compiled.position_table(values)
-        except ValueError:
-            pass  # not the encoding the C code reads: pickle decides
-        else:
-            return np.frombuffer(owners, dtype=np.int64), np.frombuffer(positions, dtype=np.int64)
-    joined = np.frombuffer(b"".join(values), dtype=np.uint8)
-    sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    header = _INT_SIZE + len(_PICKLE_PROTOCOL_2)
-    if bool((sizes <= header).any()):
-        raise ValueError("unexpected encoding of positions")
-    head = joined[starts[:, None] + np.arange(header)]
-    if not bool((head[:, _INT_SIZE:] == np.frombuffer(_PICKLE_PROTOCOL_2, np.uint8)).all()):
-        raise ValueError("unexpected encoding of positions")
-    # Each pickle body: after the header, up to its STOP.
-    keep = np.ones(len(joined), dtype=np.bool_)
-    keep[(starts[:, None] + np.arange(header)).ravel()] = False
-    keep[(ends - 1)[joined[ends - 1] == _STOP]] = False
-    lists = pickle.loads(_PICKLE_PROTOCOL_2 + b"](" + joined[keep].tobytes() + b"e.")
-    if len(lists) != len(values):
-        raise ValueError("unexpected encoding of positions")
-    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    deltas = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=int(counts.sum()))
-    owners = np.repeat(np.arange(len(values), dtype=np.int64), counts)
-    # Positions are running sums of the deltas, restarted at each value.
-    running = np.concatenate(([0], np.cumsum(deltas)))
-    firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    positions = running[1:] - np.repeat(running[firsts], counts)
-    return owners, positions
-
-
-_STOP = ord(".")
-_PICKLE_PROTOCOL_2 = b"\x80\x02"
 
 
 def _values_for(ids: IntArray, values: list[bytes], docs: IntArray) -> list[bytes]:

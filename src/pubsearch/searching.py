@@ -12,7 +12,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,25 +29,34 @@ from pubsearch import ranking, storage
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
+from pubsearch.highlighting import (
+    SNIPPET_CHARS,
+    MarkFormatter,
+    highlight_field,
+    lead,
+    marked_to_html,
+    marked_words,
+    written_words,
+)
 from pubsearch.masks import DocumentSet, FloatArray, query_mask
 from pubsearch.names import NameIndex
 from pubsearch.querying import (
-    COMMON_WORDS,
     SPELLING_FIELDS,
     parse_query,
     parse_text_query,
     query_words,
 )
 from pubsearch.readable import readable
-from pubsearch.records import MARK_END, MARK_START, Record, fold
+from pubsearch.records import Record, fold
 from pubsearch.request import (
     SearchRequest,
 )
+from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
+from pubsearch.segments import w3format
 from pubsearch.spelling import Spelling
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
-SNIPPET_CHARS = 160
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
 NAME_BOOST = 2.0
@@ -56,139 +65,10 @@ MAX_KEPT_FREQUENCIES = 200_000
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
-# A relaxed query's words are listed in its note up to this many.
-RELAXED_WORDS_LISTED = 8
 # More-like-this: (field, weight, key terms taken from it) for related records, and how
 # many of the closest are shown.
 RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
 RELATED_MAX = 50
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One record in a results page. ``snippet`` and ``title_html`` are HTML: the record's
-    text escaped, matched words in ``<mark>``."""
-
-    rank: int
-    id: str
-    title: str
-    abstract: str
-    authors: tuple[str, ...]
-    year: int | None
-    subjects: tuple[str, ...]
-    source: str
-    url: str | None
-    score: float | None  # None when not ranked by relevance
-    snippet: str
-    title_html: str  # for an untitled record, its first words (records.title_from_text)
-    untitled: bool = False
-    date: str | None = None  # YYYY-MM-DD where the source gives the day
-    abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
-    shared: tuple[str, ...] = ()  # a related record: the key words it shares
-
-
-@dataclass(frozen=True)
-class FacetValue:
-    value: str
-    count: int
-    selected: bool
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    request: SearchRequest
-    total: int
-    hits: tuple[Hit, ...]
-    facets: dict[str, tuple[FacetValue, ...]] | None
-    took_ms: float
-    suggestion: str | None = None
-    # The bare words were relaxed: fewer than querying.MIN_STRICT_MATCHES records have
-    # them all (``all_words_total``), so the records with most of them are shown;
-    # ``words`` are those words as typed.
-    relaxed: bool = False
-    words: tuple[str, ...] = ()
-    all_words_total: int | None = None
-    # What of the query text was read as plain words, or left out, and why.
-    notices: tuple[str, ...] = ()
-    # The recorded names each author filter stands for (pubsearch.names).
-    authors_found: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Nothing matched the text as typed: these are the results of its spelling correction
-    # (request.q), and this is what was typed.
-    corrected_from: str | None = None
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.request.page_size))
-
-    @property
-    def relaxed_note(self) -> str | None:
-        """One sentence saying that the bare words were relaxed, or None."""
-        if not self.relaxed:
-            return None
-        words = self.words
-        if len(words) <= RELAXED_WORDS_LISTED:
-            which = "all of: " + ", ".join(words)
-        else:
-            which = f"all {len(words):,} words"
-        if self.all_words_total:
-            have = f"Only {self.all_words_total:,} " + (
-                "record has" if self.all_words_total == 1 else "records have"
-            )
-        else:
-            have = "No record has"
-        return f"{have} {which}; showing records with most of them."
-
-
-@dataclass(frozen=True)
-class IndexStats:
-    records: int
-    generation: str
-    size_bytes: int
-    years: dict[int, int]
-    top_authors: tuple[FacetValue, ...]
-    top_subjects: tuple[FacetValue, ...]
-    authors: int
-    subjects: int
-
-
-def marked_to_html(text: str) -> str:
-    """Escape ``text`` and turn highlight marks into ``<mark>`` elements."""
-    return html.escape(text).replace(MARK_START, "<mark>").replace(MARK_END, "</mark>")
-
-
-def html_to_plain(fragment: str) -> str:
-    """The text of a snippet produced by :func:`marked_to_html`, without markup."""
-    return html.unescape(fragment.replace("<mark>", "").replace("</mark>", ""))
-
-
-class _MarkFormatter(highlight.Formatter):  # type: ignore[misc]  # whoosh is Any to mypy
-    """Wraps matched words in private-use marks; escaping is left to the renderer. A
-    fragment starts and ends at a word's edge, not inside one ("ntinuous")."""
-
-    between = " \u2026 "
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return MARK_START + str(highlight.get_text(text, token, replace)) + MARK_END
-
-    def format_fragment(self, fragment: Any, replace: bool = False) -> str:
-        text = fragment.text
-        matches = [t for t in fragment.matches if t.startchar is not None]
-        first = min((t.startchar for t in matches), default=fragment.endchar)
-        last = max((t.endchar for t in matches), default=fragment.startchar)
-        start = fragment.startchar
-        if 0 < start < first and _inside_word(text, start):
-            space = text.find(" ", start, first)
-            fragment.startchar = space + 1 if space >= 0 else first
-        end = fragment.endchar
-        if last < end < len(text) and _inside_word(text, end):
-            space = text.rfind(" ", last, end)
-            fragment.endchar = space if space >= 0 else last
-        return str(super().format_fragment(fragment, replace))
-
-
-def _inside_word(text: str, at: int) -> bool:
-    """Whether position ``at`` falls between two characters of one word."""
-    return text[at - 1].isalnum() and text[at].isalnum()
 
 
 @dataclass(frozen=True)
@@ -284,10 +164,10 @@ class SearchService:
         weakref.finalize(self, _close_all, self._open, self._lock)
         self._snippets = highlight.Highlighter(
             fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
-            formatter=_MarkFormatter(),
+            formatter=MarkFormatter(),
         )
         self._whole = highlight.Highlighter(
-            fragmenter=highlight.WholeFragmenter(), formatter=_MarkFormatter()
+            fragmenter=highlight.WholeFragmenter(), formatter=MarkFormatter()
         )
 
     # -- index and searcher lifecycle ------------------------------------------------------
@@ -297,6 +177,7 @@ class SearchService:
         with self._lock:
             gen = self._generation
             if gen is None or live is None or gen.name != live.name:
+                w3format.fast_paths()  # warns, once, of a Whoosh whose format it does not know
                 name, index = storage.open_current(self.index_dir)
                 gen = self._generation = _Generation(name, index)
             return gen
@@ -538,7 +419,7 @@ class SearchService:
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
-                marks = _marked_words(query)
+                marks = marked_words(query)
                 return tuple(
                     self._hit(ranked[i], i + 1, marks, request) for i in range(first, len(top))
                 )
@@ -556,7 +437,7 @@ class SearchService:
             )
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
-                year_marks = _marked_words(query) if query is not None else None
+                year_marks = marked_words(query) if query is not None else None
                 return tuple(
                     self._hit(ranked[i], i + 1, year_marks, request) for i in range(first, len(top))
                 )
@@ -573,7 +454,7 @@ class SearchService:
             filter=allowed,
             sortedby=sortedby,
         )
-        page_marks = _marked_words(query) if query is not None else None
+        page_marks = marked_words(query) if query is not None else None
         hits = []
         for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
             hits.append(self._hit(whoosh_hit, first + offset + 1, page_marks, request))
@@ -596,17 +477,17 @@ class SearchService:
             abstract = readable(record.abstract)
             title_html = snippet = abstract_html = ""
             if marks is not None:
-                snippet = _highlight(
+                snippet = highlight_field(
                     self._snippets, hit, "abstract", marks["abstract"], 2, abstract
                 )
                 title_field = "title" if record.title else "abstract"
                 title_html = marked_to_html(
-                    _highlight(self._whole, hit, title_field, marks[title_field], 1, title)
+                    highlight_field(self._whole, hit, title_field, marks[title_field], 1, title)
                 )
                 abstract_html = marked_to_html(
-                    _highlight(self._whole, hit, "abstract", marks["abstract"], 1, abstract)
+                    highlight_field(self._whole, hit, "abstract", marks["abstract"], 1, abstract)
                 )
-            snippet = marked_to_html(snippet) if snippet else html.escape(_lead(abstract))
+            snippet = marked_to_html(snippet) if snippet else html.escape(lead(abstract))
             title_html = title_html or html.escape(title)
             abstract_html = abstract_html or html.escape(abstract)
         return Hit(
@@ -792,7 +673,7 @@ class SearchService:
             key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
             # Short and numeric terms ("al", "2018") say little about what a paper is about.
             kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
-            written = _written_words(searcher.schema[fieldname].analyzer, readable(text))
+            written = written_words(searcher.schema[fieldname].analyzer, readable(text))
             for word, weight in kept[:numterms]:
                 terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
                 words.setdefault(word, written.get(word, word))
@@ -833,78 +714,8 @@ def _multi_facet(
     return tuple(out)
 
 
-def _marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
-    """The query's words to mark in titles and abstracts: those searched in that field or
-    in the combined title-and-abstract field (excluded words are not marked), less the
-    common words ("of", "the") unless there is nothing else to mark."""
-
-    def words(fieldname: str) -> frozenset[str]:
-        found = frozenset(
-            text.decode("utf-8") if isinstance(text, bytes) else text
-            for name, text in _positive_terms(query)
-            if name in (fieldname, DEFAULT_FIELD)
-        )
-        # Marks on every "the" and "of" of a snippet would hide the words that matter, and
-        # would choose the snippet.
-        return found - COMMON_WORDS or found
-
-    return {"title": words("title"), "abstract": words("abstract")}
-
-
-def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
-    if isinstance(query, wq.Not):
-        return
-    if isinstance(query, wq.AndNot):
-        yield from _positive_terms(query.a)
-        return
-    if query.is_leaf():
-        yield from query.terms(phrases=True)
-        return
-    for sub in query.children():
-        yield from _positive_terms(sub)
-
-
-def _highlight(
-    highlighter: highlight.Highlighter,
-    hit: WhooshHit,
-    fieldname: str,
-    words: frozenset[str],
-    top: int,
-    text: str | None = None,
-) -> str:
-    """``fieldname``'s text (or ``text``, analysed as that field) with ``words`` (analysed
-    forms) marked."""
-    text = text if text is not None else hit.get(fieldname) or ""
-    if not words or not text:
-        return ""
-    analyzer = hit.searcher.schema[fieldname].analyzer
-    return str(
-        highlight.highlight(
-            text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
-        )
-    )
-
-
-def _written_words(analyzer: Any, text: str) -> dict[str, str]:
-    """Each term of ``text`` (as ``analyzer`` makes it) and the word that first gave it,
-    as written (lower case unless it is an acronym)."""
-    out: dict[str, str] = {}
-    for token in analyzer(text, chars=True, mode="index"):
-        if token.text not in out:
-            word = text[token.startchar : token.endchar]
-            out[token.text] = word if word.isupper() else word.lower()
-    return out
-
-
 def _shared_words(analyzer: Any, hit: Hit, key_words: dict[str, str]) -> tuple[str, ...]:
     """The key words (``key_words``: term -> word) that ``hit``'s title or abstract has,
     in the order of the key words."""
     have = set(analyzer.words(f"{hit.title}\n{hit.abstract}"))
     return tuple(word for term, word in key_words.items() if term in have)
-
-
-def _lead(text: str, limit: int = SNIPPET_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit)
-    return text[: cut if cut > 0 else limit] + " \u2026"

@@ -2,9 +2,10 @@
 when it was built.
 
 pyproject.toml builds it where a C compiler and Python's headers are; without them the
-install goes on and :mod:`pubsearch.analysis` and :mod:`pubsearch.bulk` run their own
-Python instead, which writes the same index more slowly. ``PUBSEARCH_NO_SPEEDUPS=1`` makes
-a built module invisible (the tests run both ways). ``pubsearch --version`` says which.
+install goes on and :mod:`pubsearch.analysis` and :mod:`pubsearch.segments` run their
+own Python instead, which writes and reads the same index more slowly.
+``PUBSEARCH_NO_SPEEDUPS=1`` makes a built module invisible (the tests run both ways).
+``pubsearch --version`` says which.
 """
 
 from __future__ import annotations

@@ -28,38 +28,30 @@ from typing import Any
 import numpy as np
 from whoosh import fields, scoring
 from whoosh import query as wq
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN
-from whoosh.util.numeric import byte_to_length
 
 from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
     DocumentSet,
     FloatArray,
-    length_bytes,
     numeric_terms,
     pattern_postings,
     phrase_docs,
     postings,
     query_mask,
 )
+from pubsearch.segments import w3format
 
 Lengths = Callable[[str], FloatArray]
-
-# byte_to_length for every possible length byte (0: no length, as Whoosh's None).
-_LENGTH_OF_BYTE = np.array([byte_to_length(b) if b else 0 for b in range(256)], dtype=np.float64)
 
 
 def field_lengths(reader: Any, fieldname: str) -> FloatArray:
     """Each document's length of ``fieldname``, as Whoosh's scorers see it (the length
     byte each segment stores, decoded)."""
     out = np.ones(reader.doc_count_all(), dtype=np.float64)  # Whoosh's default: 1
-    column = f"_{fieldname}_len"  # the field's length column (whoosh/codec/whoosh3.py)
     for segment, offset in reader.leaf_readers():
-        perdoc = segment._perdoc
-        count = segment.doc_count_all()
-        if perdoc.has_column(column):
-            lengths = perdoc.column_reader(column, LENGTHS_COLUMN)
-            out[offset : offset + count] = _LENGTH_OF_BYTE[length_bytes(lengths, count)]
+        found = w3format.segment_length_bytes(segment, fieldname)
+        if found is not None:
+            out[offset : offset + len(found)] = w3format.LENGTH_OF_BYTE[found]
     return out
 
 
@@ -310,7 +302,9 @@ def _pattern_scores(
         tfs = found.weights
         fl = lengths(fieldname)[found.ids]
         avgfl = searcher.avg_field_length(fieldname) or 1
-        b = weighting._field_B.get(fieldname, weighting.B)
+        b = w3format.bm25_b(weighting, searcher, fieldname, found.words[0])
+        if b is None:
+            return None
         k1 = weighting.K1
         # scoring.bm25, operation for operation, for every posting of every word.
         term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
@@ -344,7 +338,9 @@ def _term_scores(
     fl = lengths(fieldname)[ids]
     idf = searcher.idf(fieldname, text)
     avgfl = searcher.avg_field_length(fieldname) or 1
-    b = weighting._field_B.get(fieldname, weighting.B)
+    b = w3format.bm25_b(weighting, searcher, fieldname, text)
+    if b is None:
+        return None
     k1 = weighting.K1
     # scoring.bm25, operation for operation.
     term = idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))

@@ -25,7 +25,8 @@ from pubsearch.errors import ParameterError, PubsearchError, ReadError, UsageErr
 from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
 
 if TYPE_CHECKING:
-    from pubsearch.searching import Hit, SearchService
+    from pubsearch.results import Hit
+    from pubsearch.searching import SearchService
 
 DEFAULT_HITS = 100
 DEFAULT_TAG = "pubsearch"

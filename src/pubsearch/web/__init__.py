@@ -29,7 +29,8 @@ from pubsearch.errors import (
 )
 from pubsearch.querying import MAX_QUERY_CHARS
 from pubsearch.request import SearchRequest
-from pubsearch.searching import Hit, SearchService
+from pubsearch.results import Hit
+from pubsearch.searching import SearchService
 
 SERVICE_KEY = "pubsearch.service"
 
@@ -121,7 +122,7 @@ def highlighted(hit: Hit, part: str) -> Markup:
     """A hit's highlighted ``title``, ``snippet`` or ``abstract`` as HTML.
 
     The one place HTML made in Python is marked safe: these fragments are the record's
-    text escaped by :func:`pubsearch.searching.marked_to_html`, with matches in ``<mark>``.
+    text escaped by :func:`pubsearch.highlighting.marked_to_html`, with matches in ``<mark>``.
     """
     if part == "title":
         return Markup(hit.title_html)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from pubsearch.broadening import BroaderSearch
+from pubsearch.highlighting import html_to_plain
 from pubsearch.request import (
     DEFAULT_FACET_SIZE,
     MAX_PAGE_SIZE,
@@ -19,7 +20,7 @@ from pubsearch.request import (
     SORT_ORDERS,
     SearchRequest,
 )
-from pubsearch.searching import FacetValue, Hit, SearchResults, html_to_plain
+from pubsearch.results import FacetValue, Hit, SearchResults
 from pubsearch.subjects import subject_name
 from pubsearch.web import urls
 

@@ -21,7 +21,7 @@ from pubsearch import export
 from pubsearch.broadening import nearest_broader
 from pubsearch.records import Record
 from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchResults
+from pubsearch.results import SearchResults
 from pubsearch.web import service
 from pubsearch.web.pages import build_results_page
 from pubsearch.web.params import collect_params, request_from_params

@@ -1,0 +1,101 @@
+"""What a search returns: :class:`SearchResults`, a page of :class:`Hit` and the facets'
+:class:`FacetValue`; and :class:`IndexStats`, what an index holds. Plain data, shared by
+the command line, the web page and the exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pubsearch.request import SearchRequest
+
+# A relaxed query's words are listed in its note up to this many.
+RELAXED_WORDS_LISTED = 8
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One record in a results page. ``snippet`` and ``title_html`` are HTML: the record's
+    text escaped, matched words in ``<mark>``."""
+
+    rank: int
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...]
+    year: int | None
+    subjects: tuple[str, ...]
+    source: str
+    url: str | None
+    score: float | None  # None when not ranked by relevance
+    snippet: str
+    title_html: str  # for an untitled record, its first words (records.title_from_text)
+    untitled: bool = False
+    date: str | None = None  # YYYY-MM-DD where the source gives the day
+    abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
+    shared: tuple[str, ...] = ()  # a related record: the key words it shares
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    value: str
+    count: int
+    selected: bool
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    request: SearchRequest
+    total: int
+    hits: tuple[Hit, ...]
+    facets: dict[str, tuple[FacetValue, ...]] | None
+    took_ms: float
+    suggestion: str | None = None
+    # The bare words were relaxed: fewer than querying.MIN_STRICT_MATCHES records have
+    # them all (``all_words_total``), so the records with most of them are shown;
+    # ``words`` are those words as typed.
+    relaxed: bool = False
+    words: tuple[str, ...] = ()
+    all_words_total: int | None = None
+    # What of the query text was read as plain words, or left out, and why.
+    notices: tuple[str, ...] = ()
+    # The recorded names each author filter stands for (pubsearch.names).
+    authors_found: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Nothing matched the text as typed: these are the results of its spelling correction
+    # (request.q), and this is what was typed.
+    corrected_from: str | None = None
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.request.page_size))
+
+    @property
+    def relaxed_note(self) -> str | None:
+        """One sentence saying that the bare words were relaxed, or None."""
+        if not self.relaxed:
+            return None
+        words = self.words
+        if len(words) <= RELAXED_WORDS_LISTED:
+            which = "all of: " + ", ".join(words)
+        else:
+            which = f"all {len(words):,} words"
+        if self.all_words_total:
+            have = f"Only {self.all_words_total:,} " + (
+                "record has" if self.all_words_total == 1 else "records have"
+            )
+        else:
+            have = "No record has"
+        return f"{have} {which}; showing records with most of them."
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    records: int
+    generation: str
+    size_bytes: int
+    years: dict[int, int]
+    top_authors: tuple[FacetValue, ...]
+    top_subjects: tuple[FacetValue, ...]
+    authors: int
+    subjects: int

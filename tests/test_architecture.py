@@ -1,0 +1,218 @@
+"""Whoosh below its public API is known in two modules only: pubsearch.segments.w3format
+(which reads Whoosh 3 segments) and pubsearch.segments.w3write (which writes them).
+
+Every other module of src/pubsearch goes through them for Whoosh's private attributes,
+private names and byte-layout modules, which a new Whoosh release may change: these
+tests read the source (with ``ast``, not by running it) and fail on any such use
+elsewhere.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import whoosh
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "pubsearch"
+FORMAT_MODULES = frozenset({"segments/w3format.py", "segments/w3write.py"})
+# Whoosh's modules of on-disk layout: codecs, hash tables and files, struct sizes, length
+# bytes; and the matcher wrappers that hide a segment's deletions. (``whoosh.columns`` is
+# the schema's public API for a field's column type; reading a column's internals is
+# caught as private attributes.)
+LOW_LEVEL_MODULES = (
+    "whoosh.codec",
+    "whoosh.filedb.filetables",
+    "whoosh.filedb.structfile",
+    "whoosh.system",
+    "whoosh.util.numeric",
+    "whoosh.matching.wrappers",
+)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+@cache
+def whoosh_private_names() -> frozenset[str]:
+    """Every private name the installed Whoosh defines: attributes it sets on ``self``,
+    methods, functions, classes, module and class constants, and parameters (``_lk``)."""
+    names: set[str] = set()
+    for path in Path(whoosh.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                names.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return frozenset(n for n in names if _is_private(n))
+
+
+def _modules() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(SRC.rglob("*.py")):
+        name = path.relative_to(SRC).as_posix()
+        yield name, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _whoosh_imported(tree: ast.Module) -> set[str]:
+    """The names a module binds to Whoosh's modules and objects, and to the format
+    modules' (a class derived from one of them is Whoosh's underneath)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("whoosh") or node.module.startswith("pubsearch.segments"):
+                bound.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            whoosh_names = [a for a in node.names if a.name.startswith("whoosh")]
+            bound.update((a.asname or a.name).split(".")[0] for a in whoosh_names)
+    return bound
+
+
+def _root(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _own_private_names(tree: ast.Module, whoosh_bound: set[str]) -> set[str]:
+    """The private attributes and methods the module's own classes (not built on Whoosh's)
+    define: ``obj._x`` of one of them is the module's own business (``Vocabulary._ids``
+    in analysis.py, whose name Whoosh uses too)."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or {_root(b) for b in node.bases} & whoosh_bound:
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.FunctionDef) and _is_private(inner.name):
+                own.add(inner.name)
+            elif (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.ctx, ast.Store)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == "self"
+            ):
+                own.add(inner.attr)
+            elif isinstance(inner, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__slots__" for t in inner.targets
+            ):
+                own.update(
+                    e.value
+                    for e in ast.walk(inner.value)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                )
+    return {n for n in own if _is_private(n)}
+
+
+def private_uses(tree: ast.Module, private: frozenset[str]) -> list[tuple[int, str]]:
+    """Where ``tree`` uses Whoosh below its public API: ``(line, what)``."""
+    found: list[tuple[int, str]] = []
+    whoosh_bound = _whoosh_imported(tree)
+    private = private - _own_private_names(tree, whoosh_bound)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("whoosh"):
+            if node.module.startswith(LOW_LEVEL_MODULES):
+                found.append((node.lineno, f"from {node.module} import"))
+            found += [
+                (node.lineno, f"from {node.module} import {a.name}")
+                for a in node.names
+                if _is_private(a.name)
+            ]
+            found += [
+                (node.lineno, f"from {node.module} import {a.name}")
+                for a in node.names
+                if f"{node.module}.{a.name}".startswith(LOW_LEVEL_MODULES)
+            ]
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, f"import {a.name}")
+                for a in node.names
+                if a.name.startswith(LOW_LEVEL_MODULES)
+            ]
+        elif isinstance(node, ast.Attribute) and node.attr in private:
+            # self._x of a class of pubsearch's own is pubsearch's (checked below for
+            # classes built on Whoosh's).
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append((node.lineno, f"._{node.attr.lstrip('_')}"))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if (
+                isinstance(func, ast.Name)
+                and func.id in ("getattr", "setattr", "hasattr", "delattr")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in private
+            ):
+                found.append((node.lineno, f"{func.id}(..., {node.args[1].value!r})"))
+            found += [(node.lineno, f"{k.arg}=") for k in node.keywords if k.arg in private]
+        elif isinstance(node, ast.ClassDef):
+            bases = {_root(b) for b in node.bases}
+            if bases & whoosh_bound:
+                # A subclass of Whoosh's: its own self._x may be Whoosh's.
+                for inner in ast.walk(node):
+                    if (
+                        isinstance(inner, ast.Attribute)
+                        and isinstance(inner.value, ast.Name)
+                        and inner.value.id == "self"
+                        and inner.attr in private
+                    ):
+                        found.append((inner.lineno, f"self.{inner.attr} in {node.name}"))
+    return sorted(set(found))
+
+
+def test_whoosh_private_names_are_known() -> None:
+    """The names the tests below look for are there to find."""
+    private = whoosh_private_names()
+    assert {"_perdoc", "_finalize_segment", "_commit_toc", "_create_column", "_lk"} <= private
+    assert {"_tindex", "_postfile", "_btexts", "_field_B", "_INT_SIZE"} <= private
+
+
+def test_only_the_format_modules_use_whoosh_below_its_api() -> None:
+    private = whoosh_private_names()
+    offenders = {
+        name: uses
+        for name, tree in _modules()
+        if name not in FORMAT_MODULES and (uses := private_uses(tree, private))
+    }
+    assert offenders == {}
+
+
+def test_the_format_modules_are_where_they_are_said_to_be() -> None:
+    """The check above is not vacuous: the format modules do use Whoosh's internals."""
+    private = whoosh_private_names()
+    trees = dict(_modules())
+    for name in FORMAT_MODULES:
+        assert private_uses(trees[name], private), name
+
+
+def test_a_private_use_added_anywhere_else_is_found() -> None:
+    private = whoosh_private_names()
+    for code in (
+        "def f(segment):\n    return segment._perdoc\n",
+        "def f(writer):\n    writer._commit_toc([])\n",
+        "class Own:\n    __slots__ = ('_mine',)\n\ndef f(creader):\n    return creader._count\n",
+        "from whoosh.system import _INT_SIZE\n",
+        "from whoosh.codec.whoosh3 import LENGTHS_COLUMN\n",
+        "from whoosh.codec import whoosh3\n",
+        "import whoosh.filedb.filetables\n",
+        "def f(x):\n    return getattr(x, '_tindex', None)\n",
+        "def f(ix):\n    return SegmentWriter(ix, _lk=False)\n",
+        "from whoosh.writing import SegmentWriter\n"
+        "class W(SegmentWriter):\n    def go(self):\n        self._check_state()\n",
+    ):
+        assert private_uses(ast.parse(code), private), code
+    for code in (
+        "def f(self):\n    return self._mine\n",
+        "from whoosh import columns\n",
+        "class Own:\n    __slots__ = ('_count',)\n\ndef f(own):\n    return own._count\n",
+        "from whoosh import query\n",
+        "def f(q):\n    return q.fieldname\n",
+    ):
+        assert not private_uses(ast.parse(code), private), code
