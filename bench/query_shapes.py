@@ -5,7 +5,10 @@ that are slow: a match-all, a two-letter prefix that stands for thousands of wor
 phrase of the commonest words, an exclusion alone, a 64-word OR, the deepest page a
 request may ask for, a pasted abstract, each sort order. Each shape here is searched in a
 process of its own that has opened the index and answered one unrelated query (so the
-index's opening is not counted, but nothing the shape reads is cached), through the same
+index's opening is not counted, but nothing the shape reads is cached) and, as a server
+does before it answers, built its generation's spelling words and author names
+(``SearchService.prepare``; ``--cold`` leaves them to the first query that needs them, as a
+one-off ``pubsearch query`` does), through the same
 SearchService as the page, with facets counted as the page counts them; then again
 ``--repeat`` times warm. The table gives each shape's matches, its first time, and the
 median and worst of the warm ones; the last line is the worst first time of all.
@@ -89,7 +92,10 @@ from pathlib import Path
 from pubsearch.searching import SearchService
 from pubsearch.request import SearchRequest
 index, text, params, repeat = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
+prepare = sys.argv[5] == "1"
 service = SearchService(Path(index))
+if prepare:
+    service.prepare()
 service.search(SearchRequest(q="warm up", facets=True))
 times = []
 total = None
@@ -120,6 +126,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=5, help="warm runs after the first")
     parser.add_argument("--only", help="only the shapes whose name contains this")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="skip SearchService.prepare (as a one-off CLI query: the first query that "
+        "needs spelling or author names builds them)",
+    )
     args = parser.parse_args()
 
     binary = Path(sys.executable).parent / "pubsearch"
@@ -137,7 +149,11 @@ def main() -> None:
     count = json.loads(records.stdout)["records"]
     pasted = pasted_abstract(args.data)
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    print(f"{count:,} records in {args.index}; load average {os.getloadavg()[0]:.2f}\n")
+    how = "not prepared" if args.cold else "prepared as a server prepares"
+    print(
+        f"{count:,} records in {args.index}; each process {how}; "
+        f"load average {os.getloadavg()[0]:.2f}\n"
+    )
     print("| shape | matches | first ms | warm median ms | warm max ms |")
     print("|---|---:|---:|---:|---:|")
     worst = ("", 0.0)
@@ -153,6 +169,7 @@ def main() -> None:
                 text,
                 json.dumps(params),
                 str(args.repeat),
+                "0" if args.cold else "1",
             ],
             check=True,
             capture_output=True,

@@ -204,3 +204,18 @@ def test_tex_titles_are_shown_as_text_with_their_words_marked(tmp_path: Path) ->
         assert hit.title.startswith("\\textbf")  # the record itself is as its source wrote it
     finally:
         service.close()
+
+
+def test_pasted_text_does_not_build_the_spelling_table(seed_index: Path) -> None:
+    # Pasted text is never corrected, so a relaxed paragraph must not pay for the table
+    # (1.2 s at 102,289 records); a short query that finds nothing builds it.
+    fresh = SearchService(seed_index)
+    try:
+        pasted = "we study zzqx optimisation of qqzz gradient batches in hybrid clusters at scale"
+        assert fresh.search(SearchRequest(q=pasted)).relaxed
+        generation, _ = fresh._searcher()
+        assert generation._spelling is None
+        fresh.search(SearchRequest(q="batch sise"))
+        assert generation._spelling is not None
+    finally:
+        fresh.close()

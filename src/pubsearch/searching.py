@@ -54,6 +54,7 @@ from pubsearch.request import (
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.segments import w3format
+from pubsearch.spelling import MAX_WORDS as MAX_SPELLING_WORDS
 from pubsearch.spelling import Spelling
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
@@ -572,6 +573,8 @@ class SearchService:
                 # "title:" read as a word is corrected as a whole: "tie", not "tie:".
                 end = word.end if text[core.end() : word.end] == ":" else core.end()
                 words.append((core.start(), end, core.group()))
+        if not words or len(words) > MAX_SPELLING_WORDS:
+            return None  # nothing to correct, or pasted text: no need to build the table
         corrections = gen.spelling(searcher).corrections(words, self.count_word)
         if not corrections:
             return None
