@@ -7,6 +7,7 @@ two authors, Yang You and Wei Lin).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from pubsearch.readers import ReadReport, read_paths
 from pubsearch.request import SearchRequest
 from pubsearch.results import SearchResults
 from pubsearch.searching import SearchService
+
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 
 
 def search(service: SearchService, q: str, **kwargs: object) -> SearchResults:
@@ -219,3 +222,32 @@ def test_pasted_text_does_not_build_the_spelling_table(seed_index: Path) -> None
         assert generation._spelling is not None
     finally:
         fresh.close()
+
+
+def test_a_server_prepares_each_new_generation_in_the_background(tmp_path: Path) -> None:
+    # After a re-index, the new generation's author names and spelling words are built by a
+    # thread of their own: the first search that needs them does not pay for them.
+    index_dir = tmp_path / "index"
+    report = ReadReport()
+    build_index(index_dir, read_paths([SEEDS], report))
+    service = SearchService(index_dir, prepare_in_background=True)
+    try:
+        for _ in range(2):  # the first generation, then a re-index of it
+            service.search(SearchRequest(q="batch"))
+            generation, _ = service._searcher()
+            deadline = time.monotonic() + 30
+            while generation._spelling is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert generation._spelling is not None and generation._names is not None
+            build_index(index_dir, read_paths([SEEDS], ReadReport()))
+    finally:
+        service.close()
+    # Without the flag (the command line), nothing is built that a query does not need.
+    quiet = SearchService(index_dir)
+    try:
+        assert quiet.search(SearchRequest(q="training")).total >= 10  # no suggestion asked
+        time.sleep(0.5)
+        generation, _ = quiet._searcher()
+        assert generation._spelling is None
+    finally:
+        quiet.close()

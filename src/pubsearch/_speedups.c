@@ -1,17 +1,17 @@
-/* pubsearch._speedups: the hot loops of indexing (bulk.py, analysis.py), in C.
+/* pubsearch._speedups: the hot loops of indexing (segments/, analysis.py), in C.
  *
  * Each function does what a piece of Python does, checked by tests/test_speedups.py;
  * without this module (no C compiler) that Python runs instead. See speedups.py.
  *
  * write_blocks() turns a chunk of terms' sorted postings into Whoosh 3 ("W3") posting
- * lists, as bulk._FieldBlocks._chunk does in Python: for each term, its postings in
+ * lists, as segments.w3write.FieldBlocks._chunk does in Python: for each term, its postings in
  * blocks of at most `blocklimit`, each block a length, a pickled info tuple and a pickled
  * (and, past a size, zlib-compressed) data tuple; and each term's info row for the terms
  * table. Whoosh's reader unpickles what is written here into the very tuples the Python
  * path writes; the pickles are only simpler (no memo, no frame), so a few bytes shorter.
  *
  * The arguments are numpy arrays (any object with a contiguous buffer of the right item
- * size), laid out as _FieldBlocks keeps them; see bulk._chunk_in_c.
+ * size), laid out as FieldBlocks keeps them; see w3write.FieldBlocks._chunk_in_c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -248,7 +248,7 @@ value_of(const Chunk *c, Py_ssize_t i, const char **src, Py_ssize_t *n)
     return 0;
 }
 
-/* The values of postings [s, e) as a block keeps them (bulk._chunk's mini_values). */
+/* The values of postings [s, e) as a block keeps them (FieldBlocks._chunk's mini_values). */
 static int
 pk_values(Buf *b, const Chunk *c, Py_ssize_t s, Py_ssize_t e)
 {
@@ -679,7 +679,7 @@ sort_words(Word *a, Py_ssize_t n)
 }
 
 /* formats.Positions.encode(positions): a 4-byte count, then the position deltas as
- * pickle.dumps(deltas, 2) writes a list (masks.py reads the same layout back). */
+ * pickle.dumps(deltas, 2) writes a list (segments/w3format.py reads the same layout back). */
 static int
 put_positions(Buf *b, const Word *words, Py_ssize_t count, long long first)
 {
@@ -1501,7 +1501,7 @@ static PyMethodDef methods[] = {
      "write_blocks(bounds, docs, weights, lengths, values, starts, ends, fixed_values, fixed,\n"
      "             mode, has_empty, int_weights, blocklimit, compression, min_compressed,\n"
      "             magic, pos, compress) -> (postings bytes, [term info rows])\n\n"
-     "A chunk of terms' posting lists in Whoosh 3's format; see bulk._chunk_in_c."},
+     "A chunk of terms' posting lists in Whoosh 3's format; see segments.w3write.FieldBlocks._chunk_in_c."},
     {"run_stems", run_stems, METH_VARARGS,
      "run_stems(text, cache, leads, edge, lead_of) -> (stems, first position)\n\n"
      "A text's stems from its white-space separated runs; see analysis._index_words."},
@@ -1511,7 +1511,7 @@ static PyMethodDef methods[] = {
     {"doc_postings", (PyCFunction)(void (*)(void))doc_postings, METH_VARARGS | METH_KEYWORDS,
      "doc_postings(numbers, stem_lists, first, positions, boost, fieldboost)\n"
      "    -> (base, new_terms, termnums, weights, sizes, values, postings, length, last_value)\n\n"
-     "One document's postings in one text field; see bulk._FieldPostings.add_encoded."},
+     "One document's postings in one text field; see segments.pool.FieldPostings.add_encoded."},
     {"doc_postings_ids", (PyCFunction)(void (*)(void))doc_postings_ids,
      METH_VARARGS | METH_KEYWORDS,
      "doc_postings_ids(numbers, fieldmap, stems, ids, first, positions, boost, fieldboost)\n"

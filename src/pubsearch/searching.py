@@ -113,11 +113,15 @@ class _Generation:
     frequencies: dict[str, int] = field(default_factory=dict)
     _names: NameIndex | None = None
     _spelling: Spelling | None = None
+    # Each table has a lock of its own: building one (about a second at 100,000 records)
+    # holds up no search but those that need it.
+    _names_lock: threading.Lock = field(default_factory=threading.Lock)
+    _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def spelling(self, searcher: Searcher) -> Spelling:
         """The correctly spelt words of this generation: its titles' words (built when
-        first asked: 1.5 s for 59,000 words at 102,289 records)."""
-        with self.lock:
+        first asked; docs/performance.md says what that costs)."""
+        with self._spelling_lock:
             if self._spelling is None:
                 title = searcher.schema[SPELLING_FIELDS[0]]
                 field = title.spelling_fieldname(SPELLING_FIELDS[0])
@@ -132,9 +136,9 @@ class _Generation:
             return self._spelling
 
     def names(self, table: FacetTable) -> NameIndex:
-        """The author names of this generation, found by surname (built when first asked:
-        0.8 s for 262,000 names)."""
-        with self.lock:
+        """The author names of this generation, found by surname (built when first
+        asked)."""
+        with self._names_lock:
             if self._names is None:
                 self._names = NameIndex(table.authors.labels)
             return self._names
@@ -149,10 +153,15 @@ class _Generation:
 
 
 class SearchService:
-    """Searches one index directory. Safe to share between threads."""
+    """Searches one index directory. Safe to share between threads.
 
-    def __init__(self, index_dir: Path) -> None:
+    With ``prepare_in_background`` (a server), each generation the service opens has its
+    author names and spelling words built by a thread of their own, so that no search of a
+    new index pays for them."""
+
+    def __init__(self, index_dir: Path, prepare_in_background: bool = False) -> None:
         self.index_dir = index_dir
+        self.prepare_in_background = prepare_in_background
         self._lock = threading.Lock()
         self._generation: _Generation | None = None
         self._local = threading.local()
@@ -181,7 +190,28 @@ class SearchService:
                 w3format.fast_paths()  # warns, once, of a Whoosh whose format it does not know
                 name, index = storage.open_current(self.index_dir)
                 gen = self._generation = _Generation(name, index)
+                if self.prepare_in_background:
+                    threading.Thread(
+                        target=self._prepare_generation,
+                        args=(gen,),
+                        name=f"prepare {name}",
+                        daemon=True,
+                    ).start()
             return gen
+
+    def _prepare_generation(self, gen: _Generation) -> None:
+        """Build ``gen``'s tables with a searcher of this thread's own."""
+        try:
+            searcher = gen.index.searcher(weighting=ranking.weighting())
+        except Exception:  # noqa: BLE001 - the searches that need the tables report it
+            return
+        try:
+            gen.names(self._facet_table(gen, searcher))
+            gen.spelling(searcher)
+        except Exception:  # noqa: BLE001 - left for the searches that need them to build
+            pass
+        finally:
+            searcher.close()
 
     def _searcher(self) -> tuple[_Generation, Searcher]:
         gen = self._current_generation()

@@ -80,7 +80,11 @@ def create_app(
 
     from pubsearch.web import views
 
-    app.extensions[SERVICE_KEY] = SearchService(Path(app.config["INDEX_DIR"]))
+    # A re-indexed generation gets its spelling words and author names built in the
+    # background, so that no visitor's search pays for them.
+    app.extensions[SERVICE_KEY] = SearchService(
+        Path(app.config["INDEX_DIR"]), prepare_in_background=True
+    )
     app.register_blueprint(views.bp)
     app.register_error_handler(UsageError, _bad_request)
     app.register_error_handler(RecordNotFoundError, _not_found)
