@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from whoosh import query as wq
@@ -262,13 +262,7 @@ class _Compiler:
         bare: list[wq.Query] = [wq.Term(DEFAULT_FIELD, stem, boost=b) for stem, b in boosts.items()]
         bare += quotations[:MAX_QUERY_TERMS] + units
 
-        positive: list[wq.Query] = []
-        negative: list[wq.Query] = []
-        for item in tree.explicit:
-            target = negative if isinstance(item, Not) else positive
-            compiled = self.node(item.node if isinstance(item, Not) else item)
-            if compiled is not None:
-                target.append(compiled)
+        positive, negative = self._signed(tree.explicit)
         explicit_terms = sum(
             1 for q in positive + negative for leaf in q.leaves() if not _is_everything(leaf)
         )
@@ -352,18 +346,23 @@ class _Compiler:
             inner = self.node(node.node)
             return None if inner is None else wq.AndNot(wq.Every(), inner)
         if isinstance(node, AllOf):
-            positive: list[wq.Query] = []
-            negative: list[wq.Query] = []
-            for item in node.items:
-                target = negative if isinstance(item, Not) else positive
-                compiled = self.node(item.node if isinstance(item, Not) else item)
-                if compiled is not None:
-                    target.append(compiled)
+            positive, negative = self._signed(node.items)
             return _boosted(_and_not(positive, negative), node.boost)
         if isinstance(node, AnyOf):
             parts = [q for q in map(self.node, node.items) if q is not None]
             return _boosted(_or(parts) if parts else None, node.boost)
         raise TypeError(f"not a query node: {node!r}")  # pragma: no cover
+
+    def _signed(self, items: Iterable[Node]) -> tuple[list[wq.Query], list[wq.Query]]:
+        """The queries of ``items`` that must match, and of those that must not (``Not``)."""
+        positive: list[wq.Query] = []
+        negative: list[wq.Query] = []
+        for item in items:
+            target = negative if isinstance(item, Not) else positive
+            compiled = self.node(item.node if isinstance(item, Not) else item)
+            if compiled is not None:
+                target.append(compiled)
+        return positive, negative
 
     def _function_stems(self) -> frozenset[str]:
         return frozenset(
