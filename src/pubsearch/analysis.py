@@ -162,7 +162,7 @@ class IndexWords:
 
 class Vocabulary:
     """The stems of a chain, numbered in the order they were first seen, for the bulk
-    writer (see :class:`_IdChunkCache`): a word's number maps to the term number of a
+    writer (see :class:`_NumberedRuns`): a word's number maps to the term number of a
     segment's field through an array (``_speedups.doc_postings_ids``), where a stem took
     a look-up by its text in the field's dict.
 
@@ -177,7 +177,7 @@ class Vocabulary:
         self.stems: list[str] = []
         self.numbers = _Numbering(self.stems)
         self.generation = 0
-        self._ids: _IdChunkCache | None = None
+        self._ids: _NumberedRuns | None = None
 
     def number(self, stem: str) -> int:
         return self.numbers[stem]
@@ -214,7 +214,7 @@ class _Numbering(dict[str, int]):
 _CACHE_LIMIT = 200_000
 
 
-class _FoldCache(dict[str, str]):
+class _FoldedWords(dict[str, str]):
     """A word as the tokenizer found it -> the word after lower-casing, accent folding and
     the stop filter: the folded word, or "" when the stop filter drops it."""
 
@@ -239,7 +239,7 @@ class _FoldCache(dict[str, str]):
         return result
 
 
-class _StemCache(dict[str, str]):
+class _StemmedWords(dict[str, str]):
     """A folded word -> its stem."""
 
     def __init__(self, plan: _Plan, stem_lang: str | None) -> None:
@@ -265,20 +265,20 @@ class _StemCache(dict[str, str]):
         return stem
 
 
-class _ChunkCache(dict[str, tuple[str, ...]]):
-    """A run of non-space characters -> its words folded (see :class:`_FoldCache`).
+class _FoldedRuns(dict[str, tuple[str, ...]]):
+    """A run of non-space characters -> its words folded (see :class:`_FoldedWords`).
 
     Only for tokenizer patterns that cannot match white space nor look around a match
     (:data:`_SPACE_FREE_PATTERNS`): then the words of a text are those of its white-space
     separated runs, one run after another, and the same run always gives the same words.
     """
 
-    def __init__(self, plan: _Plan, folds: _FoldCache) -> None:
+    def __init__(self, plan: _Plan, folds: _FoldedWords) -> None:
         super().__init__()
         self.findall = plan.pattern.findall
         self.folds = folds
         # The same for the finer runs of _speedups.run_stems, every word kept.
-        self.runs = _KeptCache(folds, self.findall, keep_empty=True)
+        self.runs = _KeptRuns(folds, self.findall, keep_empty=True)
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
         words = tuple(map(self.folds.__getitem__, self.findall(chunk)))
@@ -288,16 +288,16 @@ class _ChunkCache(dict[str, tuple[str, ...]]):
         return words
 
 
-class _StemChunkCache(dict[str, tuple[str, ...]]):
+class _StemmedRuns(dict[str, tuple[str, ...]]):
     """A run of non-space characters -> the stems of its kept words; and in ``leads``, the
     run -> its number of words and the index of its first kept word (-1 for none)."""
 
-    def __init__(self, chunks: _ChunkCache, stems: _StemCache) -> None:
+    def __init__(self, chunks: _FoldedRuns, stems: _StemmedWords) -> None:
         super().__init__()
         self._chunks = chunks
         self._stems = stems
         self.leads: dict[str, tuple[int, int]] = {}
-        self.ids: _IdChunkCache | None = None  # its stems numbered, when first asked
+        self.ids: _NumberedRuns | None = None  # its stems numbered, when first asked
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
         chunks = self._chunks
@@ -312,10 +312,10 @@ class _StemChunkCache(dict[str, tuple[str, ...]]):
         return stems
 
 
-class _IdChunkCache(dict[str, bytes]):
+class _NumberedRuns(dict[str, bytes]):
     """A run of non-space characters -> its stems' numbers in ``vocabulary``; and in
     ``leads``, the run -> its number of words and the index of its first kept word (-1
-    for none). What :class:`_StemChunkCache` gives, numbered, from the same word caches."""
+    for none). What :class:`_StemmedRuns` gives, numbered, from the same word caches."""
 
     def __init__(self, plan: _Plan) -> None:
         super().__init__()
@@ -330,7 +330,7 @@ class _IdChunkCache(dict[str, bytes]):
         self._number = self.vocabulary.numbers.__getitem__
         self.leads: dict[str, tuple[int, int]] = {}
         # A run -> its kept words, folded and not stemmed (what spelling keeps of a title).
-        self.kept = _KeptCache(folds, chunks.findall)
+        self.kept = _KeptRuns(folds, chunks.findall)
 
     def __missing__(self, chunk: str) -> bytes:
         folded = tuple(map(self._fold, self._findall(chunk)))
@@ -344,13 +344,13 @@ class _IdChunkCache(dict[str, bytes]):
         return numbers
 
 
-class _KeptCache(dict[str, tuple[str, ...]]):
+class _KeptRuns(dict[str, tuple[str, ...]]):
     """A run of non-space characters -> its kept words, folded (not stemmed): the words
     the stop filter keeps (non-empty once folded), or all of them with ``keep_empty`` (a
     chain without one)."""
 
     def __init__(
-        self, folds: _FoldCache, findall: Callable[[str], list[str]], keep_empty: bool = False
+        self, folds: _FoldedWords, findall: Callable[[str], list[str]], keep_empty: bool = False
     ) -> None:
         super().__init__()
         self._fold = folds.__getitem__
@@ -371,7 +371,7 @@ def _any_lead(cache: object, piece: str) -> tuple[int, int]:
     return 0, 0
 
 
-def _id_lead(ids: _IdChunkCache, piece: str) -> tuple[int, int]:
+def _id_lead(ids: _NumberedRuns, piece: str) -> tuple[int, int]:
     """``ids.leads[piece]`` for ``_speedups.run_ids``, once more after ``ids`` was cleared
     meanwhile."""
     ids.pop(piece, None)
@@ -386,7 +386,7 @@ _EDGE_PUNCTUATION = "()[]{}<>,;:!?\"'.`*&/\\|~^=+-%#@$"
 _SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
 
 # Caches shared by the plans of equal chains (title, abstract and content analyzers).
-_WordCaches = tuple[_FoldCache, _StemCache, _ChunkCache | None, _StemChunkCache | None]
+_WordCaches = tuple[_FoldedWords, _StemmedWords, _FoldedRuns | None, _StemmedRuns | None]
 _CACHES: dict[tuple[Any, ...], _WordCaches] = {}
 
 
@@ -406,14 +406,14 @@ def _caches_for(plan: _Plan, stem_lang: str | None) -> _WordCaches:
     )
     caches = _CACHES.get(key)
     if caches is None:
-        folds = _FoldCache(plan)
+        folds = _FoldedWords(plan)
         space_free = plan.pattern.pattern in _SPACE_FREE_PATTERNS and not (
             plan.pattern.flags & re.VERBOSE
         )
-        stems = _StemCache(plan, stem_lang)
-        chunks = _ChunkCache(plan, folds) if space_free else None
+        stems = _StemmedWords(plan, stem_lang)
+        chunks = _FoldedRuns(plan, folds) if space_free else None
         stem_chunks = (
-            _StemChunkCache(chunks, stems)
+            _StemmedRuns(chunks, stems)
             if chunks is not None and plan.drops and plan.minsize >= 1 and plan.stemmer
             else None
         )
@@ -488,14 +488,14 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
     return IndexWords(list(map(stems.__getitem__, kept)), positions, unstemmed=kept)
 
 
-def _lead(stem_chunks: _StemChunkCache, piece: str) -> tuple[int, int]:
+def _lead(stem_chunks: _StemmedRuns, piece: str) -> tuple[int, int]:
     """``stem_chunks.leads[piece]``, once more after the cache was cleared meanwhile."""
     stem_chunks.pop(piece, None)
     stem_chunks[piece]  # noqa: B018  # computes both
     return stem_chunks.leads[piece]
 
 
-def _id_cache(plan: _Plan) -> _IdChunkCache | None:
+def _id_cache(plan: _Plan) -> _NumberedRuns | None:
     """``plan``'s run -> word numbers cache, when its words can come as numbers: its runs'
     stems are cached (see :func:`_index_words`) and the C loops are built."""
     if plan.caches is None or not plan.renumber or speedups.active() is None:
@@ -504,7 +504,7 @@ def _id_cache(plan: _Plan) -> _IdChunkCache | None:
     if stem_chunks is None or (plan.drops and plan.minsize < 1):
         return None
     if stem_chunks.ids is None:
-        stem_chunks.ids = _IdChunkCache(plan)
+        stem_chunks.ids = _NumberedRuns(plan)
     return stem_chunks.ids
 
 

@@ -95,7 +95,7 @@ class Lengths:
         return get
 
 
-class _TellingFile:
+class _PositionKeepingFile:
     """A file being written that knows its position without asking the system: Whoosh
     asks ``tell()`` for every term written, and each ask is a system call."""
 
@@ -621,7 +621,7 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
             holder = getattr(self.fieldwriter, name, None)
             structfile = getattr(holder, "dbfile", holder)  # the terms file is in a table
             if structfile is not None and hasattr(structfile, "file"):
-                structfile.file = _TellingFile(structfile.file)
+                structfile.file = _PositionKeepingFile(structfile.file)
 
     def start_document(self, fields: dict[str, Any]) -> tuple[float, list[str], dict[str, Any]]:
         """Begin the document of ``fields`` as ``SegmentWriter.add_document`` does (the
