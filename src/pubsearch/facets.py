@@ -320,7 +320,7 @@ class SegmentFacets:
 def segment_facets(reader: IndexReader) -> SegmentFacets:
     """The facet values of the segment ``reader`` reads: computed by the worker that
     wrote it, while the other writes its own, rather than for the whole index once both
-    are done (1.7 s at 102,289 records, with one CPU idle)."""
+    are done, with one CPU idle."""
     with gcpause.paused():
         return SegmentFacets(
             authors=MultiValued.from_column(reader, "author_facet").parts(),
@@ -401,7 +401,7 @@ def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> In
 
 def _live(reader: IndexReader) -> BoolArray:
     """False for each deleted document: read from each segment's set of deleted documents,
-    not by asking about every document (74 ms at 102k records)."""
+    not by asking about every document."""
     live = np.ones(reader.doc_count_all(), dtype=np.bool_)
     if reader.has_deletions():
         for segment_reader, offset in reader.leaf_readers():
@@ -424,8 +424,8 @@ def _unpack_strings(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
 
 class _SavedKeys(Mapping[str, int]):
     """Folded value -> id, from the keys saved in id order, made into a dict the first
-    time it is asked: most searches filter by no value, and the dict of 260,000 author
-    keys takes 90 ms to build, which opening a generation would otherwise pay."""
+    time it is asked: most searches filter by no value, and the dict of every author key
+    takes a while to build, which opening a generation would otherwise pay."""
 
     def __init__(self, packed: npt.NDArray[np.uint8], count: int) -> None:
         # What _unpack_strings will find, checked now, while a bad file can still be

@@ -106,9 +106,8 @@ def open_index(path: Path | str) -> Index:
     """Open the Whoosh index in ``path`` with plain file reads, not ``mmap``.
 
     whoosh3 copies each memory-mapped segment file into a ``BytesIO`` when a reader opens
-    it: at 100k records every searcher held about 340 MB and took 0.6 s to open. Read
-    through files, a searcher opens in a few ms and holds a few MB, and queries take as
-    long (measured in bench/speed.py's query mix).
+    it, which made every searcher large and slow to open. Read through files, a searcher
+    opens in a few ms and holds a few MB, and queries take as long (docs/performance.md).
     """
     from whoosh.filedb.filestore import FileStorage
 

@@ -428,8 +428,7 @@ def length_bytes(lengths: Any, count: int) -> npt.NDArray[np.uint8]:
     """A segment's length bytes, one per document (0 for none), from its length column.
 
     The column is one byte per document up to the last that has the field: read in one
-    piece, not a file read per document (0.15 to 0.2 s a field at 102k records, paid by
-    each new searcher)."""
+    piece, not a file read per document (which each new searcher would pay)."""
     if (
         isinstance(lengths, columns.NumericColumn.Reader)
         and lengths._fixedlen == 1
@@ -449,8 +448,7 @@ def varbytes_values(creader: Any, start: int, stop: int, sep: bytes) -> bytes | 
     columns), as stored, joined by ``sep``; None for a reader of any other column.
 
     Its values lie end to end, in document order, with an array of their lengths: read at
-    once (Whoosh's reader reads a document at a time: 1.5 of the 1.8 s a facet table took
-    at 102,289 records)."""
+    once (Whoosh's reader reads a document at a time, most of what a facet table took)."""
     if not fast_paths() or type(creader) is not columns.VarBytesColumn.Reader:
         return None
     # Whoosh's writer leaves out the lengths of the segment's last documents when they

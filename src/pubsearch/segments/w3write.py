@@ -215,10 +215,9 @@ class _TermsTable:
 _CHUNK_POSTINGS = 1 << 17
 # The pickle protocol of a block's data: Whoosh's reader unpickles any. Whoosh writes
 # protocol 2, where each bytes value (an encoded position list) becomes a call to
-# ``_codecs.encode`` on a Latin-1 string, costly to write and to read. Measured on
-# 30,000 arXiv records: index 155 -> 117 MB, indexing CPU 1.71-1.76 -> 1.39-1.48 ms per
-# record; unpickling a 128-posting block 106 -> 16 us. A block of one posting (most
-# terms) takes protocol 3, whose short pickles have no 9-byte frame header.
+# ``_codecs.encode`` on a Latin-1 string, costly to write and to read (docs/performance.md
+# has the figures). A block of one posting (most terms) takes protocol 3, whose short
+# pickles have no 9-byte frame header.
 _BLOCK_PROTOCOL = 5
 _SINGLE_PROTOCOL = 3
 # Pickled block infos and single-posting blocks remembered, per field, for reuse (a
@@ -560,10 +559,9 @@ POSITIONS = _PositionsValues()
 FREQUENCY = _FrequencyValue()
 
 
-# ISA-L's level for what Whoosh compresses with zlib's level 3: postings blocks came out
-# 3% larger (344 against 335 bytes on average, 20,000 records) and a stored document the
-# same size (931 bytes), each in about half zlib's time (12.6 against 25.0 µs a block,
-# 15.0 against 42.6 a document).
+# ISA-L's level for what Whoosh compresses with zlib's level 3: postings blocks come out
+# 3% larger and stored documents the same size, each in about half zlib's time
+# (docs/performance.md).
 _DEFLATE_LEVEL = 1
 
 

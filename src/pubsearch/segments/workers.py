@@ -28,7 +28,7 @@ from pubsearch.segments import w3format, w3write
 from pubsearch.segments.writer import Doc, write_segments
 
 # Below this many documents a build stays in one process: starting the workers costs
-# about 1 s of CPU, which 2,000 records take to write. (While the first of them are read,
+# about the CPU that 2,000 records take to write. (While the first of them are read,
 # the other CPU waits: the lower the threshold, the sooner the workers start.)
 PARALLEL_THRESHOLD = 2_000
 # Documents per segment a worker writes before starting another (bounds its memory).
@@ -66,7 +66,7 @@ def _worker(
         raise
     # Its files are written and closed: once the results are through, the process ends
     # without the interpreter's teardown, which would free its caches object by object
-    # (0.2 s at 25,000 records a worker, while the build goes on).
+    # while the build goes on.
     results.close()
     results.join_thread()
     sys.stdout.flush()
@@ -264,9 +264,9 @@ def _write_with_whoosh(
 
 def _join_meanwhile(procs: list[Any]) -> None:
     """Join the worker processes in a thread of their own. A worker that has sent its
-    segments has finished with them, but takes a while to exit (0.2 s at 30,000 records,
-    0.45 at 102,289: its memory handed back), which this process need not wait for to
-    commit them and build the facet table, on the other CPU."""
+    segments has finished with them, but takes a while to exit (its memory handed back),
+    which this process need not wait for to commit them and build the facet table, on the
+    other CPU."""
 
     def join_all() -> None:
         for proc in procs:

@@ -54,9 +54,8 @@ def _keep_freed_memory() -> None:
     to the system at once, and map only allocations of :data:`_MMAP_THRESHOLD` or more.
     Each compression of a postings block or a document's stored fields allocates buffers
     and frees them: memory handed back after each call is faulted in page by page on the
-    next (a ``zlib.compress`` of 100 bytes took 200 µs, not 15; :func:`_deflate` of 300
-    bytes 23 µs, not 8, when its buffers were mapped). Elsewhere than glibc, nothing
-    changes."""
+    next, which made each call several times slower (docs/performance.md). Elsewhere than
+    glibc, nothing changes."""
     global _memory_kept
     if _memory_kept:
         return
