@@ -46,6 +46,32 @@ def test_index_prints_one_summary_line(runner: CliRunner, tmp_path: Path, seeds_
     assert "indexed 36 records; 0 duplicates merged; 0 blocks skipped" in result.stdout
 
 
+def test_a_large_build_without_the_c_module_says_how_to_get_it(
+    runner: CliRunner, tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pubsearch import cli, speedups
+
+    monkeypatch.setattr(cli, "SLOW_BUILD_NOTE_FROM", 10)  # the seeds' 36 records count as large
+    monkeypatch.delenv("PUBSEARCH_NO_SPEEDUPS", raising=False)
+    monkeypatch.setattr(speedups, "_compiled", None)  # as where it could not be built
+    build = ("index", "--index", str(tmp_path / "ix"), str(seeds_dir))
+    result = run(runner, *build)
+    assert result.exit_code == 0, result.output
+    assert "indexed 36 records" in result.stdout
+    assert "note: indexed in plain Python" in result.stderr
+    assert "apt-get install gcc python3-dev" in result.stderr
+    # Turned off on purpose, or a small build: no note.
+    monkeypatch.setenv("PUBSEARCH_NO_SPEEDUPS", "1")
+    assert (
+        "note:" not in run(runner, "index", "--index", str(tmp_path / "ix"), str(seeds_dir)).stderr
+    )
+    monkeypatch.delenv("PUBSEARCH_NO_SPEEDUPS")
+    monkeypatch.setattr(cli, "SLOW_BUILD_NOTE_FROM", 10_000)
+    assert (
+        "note:" not in run(runner, "index", "--index", str(tmp_path / "ix"), str(seeds_dir)).stderr
+    )
+
+
 def test_index_defaults_to_seeds_and_env_index(
     runner: CliRunner, tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -170,8 +170,29 @@ def index_command(
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
+    if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
+        click.echo(note, err=True)
     if failed:
         sys.exit(1)
+
+
+# A build of at least this many records without the C speedups says how to get them.
+SLOW_BUILD_NOTE_FROM = 10_000
+
+
+def _plain_python_note() -> str | None:
+    """Why this build ran in plain Python, when the C module could not be built (None when
+    it is there, or PUBSEARCH_NO_SPEEDUPS turned it off on purpose)."""
+    from pubsearch import speedups
+    from pubsearch.config import speedups_disabled
+
+    if speedups.compiled is not None or speedups_disabled(os.environ):
+        return None
+    return (
+        "note: indexed in plain Python, about half as fast: pubsearch._speedups was not "
+        "built (it needs a C compiler and Python's headers; Debian: apt-get install gcc "
+        "python3-dev, then reinstall pubsearch)"
+    )
 
 
 class _Progress:
