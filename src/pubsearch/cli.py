@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from pubsearch import speedups, trec
-from pubsearch.config import ENV_INDEX, LOCK_TIMEOUT_SECONDS, default_processes, resolve_index_dir
+from pubsearch.config import (
+    ENV_INDEX,
+    LOCK_TIMEOUT_SECONDS,
+    default_processes,
+    resolve_index_dir,
+    speedups_disabled,
+)
 from pubsearch.errors import (
     IndexCorruptError,
     NothingToIndexError,
@@ -183,9 +189,6 @@ SLOW_BUILD_NOTE_FROM = 10_000
 def _plain_python_note() -> str | None:
     """Why this build ran in plain Python, when the C module could not be built (None when
     it is there, or PUBSEARCH_NO_SPEEDUPS turned it off on purpose)."""
-    from pubsearch import speedups
-    from pubsearch.config import speedups_disabled
-
     if speedups.compiled is not None or speedups_disabled(os.environ):
         return None
     return (

@@ -54,8 +54,7 @@ from pubsearch.request import (
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.segments import w3format
-from pubsearch.spelling import MAX_WORDS as MAX_SPELLING_WORDS
-from pubsearch.spelling import Spelling
+from pubsearch.spelling import Spelling, worth_correcting
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
 # How much a paper by the people a name in the search box names gains: times the BM25
@@ -206,12 +205,16 @@ class SearchService:
         except Exception:  # noqa: BLE001 - the searches that need the tables report it
             return
         try:
-            gen.names(self._facet_table(gen, searcher))
-            gen.spelling(searcher)
+            self._build_tables(gen, searcher)
         except Exception:  # noqa: BLE001 - left for the searches that need them to build
             pass
         finally:
             searcher.close()
+
+    def _build_tables(self, gen: _Generation, searcher: Searcher) -> None:
+        """``gen``'s facet table, author names and spelling words, built if not yet."""
+        gen.names(self._facet_table(gen, searcher))
+        gen.spelling(searcher)
 
     def _searcher(self) -> tuple[_Generation, Searcher]:
         gen = self._current_generation()
@@ -257,8 +260,7 @@ class SearchService:
         its facet table, its author names and its spelling words (a server does this
         before it answers)."""
         gen, searcher = self._searcher()
-        gen.names(self._facet_table(gen, searcher))
-        gen.spelling(searcher)
+        self._build_tables(gen, searcher)
 
     def close(self) -> None:
         snap: _Snapshot | None = getattr(self._local, "snapshot", None)
@@ -308,9 +310,7 @@ class SearchService:
             words=text.words if text.relaxed else (),
             all_words_total=text.all_words_total,
             notices=text.notices,
-            authors_found={
-                typed: tuple(table.authors.labels[i] for i in ids) for typed, ids in people.items()
-            },
+            authors_found=_names_found(people, table),
         )
 
     def suggest(self, text: str) -> str | None:
@@ -406,8 +406,7 @@ class SearchService:
     ) -> dict[str, BoolArray]:
         masks: dict[str, BoolArray] = {}
         if request.authors:
-            ids = sorted({i for found in people.values() for i in found})
-            masks["author"] = table.authors.docs_with_ids(ids)
+            masks["author"] = table.authors.docs_with_ids(_people_ids(people))
         if request.subjects:
             masks["subject"] = table.subjects.docs_with_any([fold(s) for s in request.subjects])
         if request.year is not None:
@@ -561,7 +560,7 @@ class SearchService:
         out["author"] = _multi_facet(
             table.authors,
             base_for("author"),
-            sorted({i for found in people.values() for i in found}),
+            _people_ids(people),
             size,
             unknown=[typed for typed, found in people.items() if not found],
         )
@@ -603,8 +602,8 @@ class SearchService:
                 # "title:" read as a word is corrected as a whole: "tie", not "tie:".
                 end = word.end if text[core.end() : word.end] == ":" else core.end()
                 words.append((core.start(), end, core.group()))
-        if not words or len(words) > MAX_SPELLING_WORDS:
-            return None  # nothing to correct, or pasted text: no need to build the table
+        if not worth_correcting(words):
+            return None  # before the table is built: pasted text never needs it
         corrections = gen.spelling(searcher).corrections(words, self.count_word)
         if not corrections:
             return None
@@ -684,10 +683,9 @@ class SearchService:
         hits = tuple(replace(hit, shared=_shared_words(analyzer, hit, key_words)) for hit in hits)
         facets = self._facets(request, table, closest, {}, people) if request.facets else None
         took = (time.perf_counter() - started) * 1000
-        found = {
-            typed: tuple(table.authors.labels[i] for i in ids) for typed, ids in people.items()
-        }
-        return SearchResults(request, total, hits, facets, round(took, 2), authors_found=found)
+        return SearchResults(
+            request, total, hits, facets, round(took, 2), authors_found=_names_found(people, table)
+        )
 
     def _more_like_query(
         self, searcher: Searcher, record_id: str
@@ -721,6 +719,16 @@ def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
         searchers.clear()
     for searcher in left:
         searcher.close()
+
+
+def _people_ids(people: dict[str, list[int]]) -> list[int]:
+    """Every author id the author filters stand for, in order."""
+    return sorted({i for found in people.values() for i in found})
+
+
+def _names_found(people: dict[str, list[int]], table: FacetTable) -> dict[str, tuple[str, ...]]:
+    """Each author filter as typed -> the names as recorded that it stands for."""
+    return {typed: tuple(table.authors.labels[i] for i in ids) for typed, ids in people.items()}
 
 
 def _multi_facet(

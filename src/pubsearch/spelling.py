@@ -14,7 +14,7 @@ digits, or shorter than :data:`MIN_LENGTH` letters.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from symspellpy import SymSpell, Verbosity
@@ -44,6 +44,13 @@ class Correction:
     start: int
     end: int
     word: str
+
+
+def worth_correcting(words: Sequence[object]) -> bool:
+    """Whether a query of these words is corrected at all: not when it has none, nor when
+    it has more than :data:`MAX_WORDS` (a pasted text: its odd words are not typing
+    mistakes). Asked before a generation's table is built, which costs about a second."""
+    return 0 < len(words) <= MAX_WORDS
 
 
 class Spelling:
@@ -79,8 +86,8 @@ class Spelling:
 
     def corrections(self, words: list[tuple[int, int, str]], usage: Usage) -> list[Correction]:
         """The corrections of a query's words, given as (start, end, text)."""
-        if len(words) > MAX_WORDS:
-            return []  # a pasted text: its odd words are not typing mistakes
+        if not worth_correcting(words):
+            return []
         out = []
         for start, end, text in words:
             better = self.correct(text, usage)
