@@ -233,10 +233,14 @@ def test_a_server_prepares_each_new_generation_in_the_background(tmp_path: Path)
     service = SearchService(index_dir, prepare_in_background=True)
     try:
         for _ in range(2):  # the first generation, then a re-index of it
-            service.search(SearchRequest(q="batch"))
+            # A search that needs neither table (one word, 10 or more results): only the
+            # background thread builds them.
+            assert service.search(SearchRequest(q="training")).total >= 10
             generation, _ = service._searcher()
             deadline = time.monotonic() + 30
-            while generation._spelling is None and time.monotonic() < deadline:
+            while (
+                generation._spelling is None or generation._names is None
+            ) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert generation._spelling is not None and generation._names is not None
             build_index(index_dir, read_paths([SEEDS], ReadReport()))
