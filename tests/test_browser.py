@@ -504,3 +504,17 @@ def test_a_pasted_abstract_is_searched_whole(page: Page, live_server: str) -> No
     assert url_params(page)["q"] == [pasted]
     first = page.locator("ol.hits > li h2").first
     expect(first).to_have_text(re.compile("^Large Batch Optimization for Deep Learning"))
+
+
+@pytest.mark.semantic
+def test_the_mode_switch_applies_at_once(page: Page, vector_server: str) -> None:
+    page.goto(vector_server + "/?q=" + "speeding up the education of enormous networks")
+    switch = page.get_by_label("Match")
+    expect(switch).to_have_value("hybrid")
+    with page.expect_navigation():
+        switch.select_option("semantic")
+    assert url_params(page)["mode"] == ["semantic"]
+    expect(page.locator(".hit .why").first).to_contain_text("Close in meaning:")
+    with page.expect_navigation():
+        page.get_by_label("Match").select_option("hybrid")
+    assert "mode" not in url_params(page)  # the default is left out of the URL

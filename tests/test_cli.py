@@ -49,9 +49,11 @@ def test_index_prints_one_summary_line(runner: CliRunner, tmp_path: Path, seeds_
 def test_a_large_build_without_the_c_module_says_how_to_get_it(
     runner: CliRunner, tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pubsearch import cli, speedups
+    from pubsearch import cli_indexing, speedups
 
-    monkeypatch.setattr(cli, "SLOW_BUILD_NOTE_FROM", 10)  # the seeds' 36 records count as large
+    monkeypatch.setattr(
+        cli_indexing, "SLOW_BUILD_NOTE_FROM", 10
+    )  # the seeds' 36 records count as large
     monkeypatch.delenv("PUBSEARCH_NO_SPEEDUPS", raising=False)
     monkeypatch.setattr(speedups, "_compiled", None)  # as where it could not be built
     build = ("index", "--index", str(tmp_path / "ix"), str(seeds_dir))
@@ -66,7 +68,7 @@ def test_a_large_build_without_the_c_module_says_how_to_get_it(
         "note:" not in run(runner, "index", "--index", str(tmp_path / "ix"), str(seeds_dir)).stderr
     )
     monkeypatch.delenv("PUBSEARCH_NO_SPEEDUPS")
-    monkeypatch.setattr(cli, "SLOW_BUILD_NOTE_FROM", 10_000)
+    monkeypatch.setattr(cli_indexing, "SLOW_BUILD_NOTE_FROM", 10_000)
     assert (
         "note:" not in run(runner, "index", "--index", str(tmp_path / "ix"), str(seeds_dir)).stderr
     )
@@ -344,7 +346,7 @@ def test_index_progress_bar_shows_rate_and_time_left(
 ) -> None:
     import sys
 
-    from pubsearch.cli import _Progress
+    from pubsearch.cli_indexing import _Progress
     from pubsearch.readers import ReadReport, read_paths
 
     sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"

@@ -8,8 +8,6 @@ import functools
 import os
 import shlex
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -19,21 +17,16 @@ import click
 from pubsearch import speedups, trec
 from pubsearch.config import (
     ENV_INDEX,
-    LOCK_TIMEOUT_SECONDS,
     default_processes,
     resolve_index_dir,
-    speedups_disabled,
 )
 from pubsearch.errors import (
     IndexCorruptError,
-    NothingToIndexError,
     ParameterError,
     PubsearchError,
-    ReadError,
     UsageError,
 )
-from pubsearch.readers import FORMAT_NAMES
-from pubsearch.request import DEFAULT_FACET_SIZE, SORT_ORDERS, SearchRequest, parse_year
+from pubsearch.request import DEFAULT_FACET_SIZE, MODES, SORT_ORDERS, SearchRequest, parse_year
 
 # The rest is imported by the commands that need it: `pubsearch --help` and `--version`
 # load neither Whoosh nor numpy nor Flask, and `query` not the index writer.
@@ -41,9 +34,6 @@ if TYPE_CHECKING:
     from flask import Flask
 
     from pubsearch.broadening import BroaderSearch
-    from pubsearch.indexing import IndexSummary
-    from pubsearch.readers import ReadReport
-    from pubsearch.records import Record
     from pubsearch.results import Hit, SearchResults
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,222 +91,6 @@ def main() -> None:
     """
 
 
-# -- index ---------------------------------------------------------------------------------
-
-
-@main.command("index")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True, path_type=Path))
-@index_option
-@click.option(
-    "--update",
-    is_flag=True,
-    help="Add or replace records (by id, arXiv id, DOI or title+year) instead of rebuilding.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", *FORMAT_NAMES]),
-    default="auto",
-    show_default=True,
-    help="Source format; 'auto' detects it from each file's content.",
-)
-@click.option(
-    "--wait",
-    default=LOCK_TIMEOUT_SECONDS,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Seconds to wait for another indexer writing the same index.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes writing the index in a full build. Default: one per CPU (at most 4).",
-)
-@reports_errors
-def index_command(
-    paths: tuple[Path, ...],
-    index_dir: Path | None,
-    update: bool,
-    fmt: str,
-    wait: float,
-    workers: int | None,
-) -> None:
-    """Index publication records from files or directories (default: seeds/).
-
-    Builds into a new directory and swaps it in when complete, so the previous index keeps
-    answering if anything goes wrong. Gzipped files are read transparently; '-' reads stdin.
-
-    \b
-    Example:
-        pubsearch index seeds/
-        pubsearch index --update new-records.jsonl.gz
-    """
-    from pubsearch.indexing import build_index, update_index
-    from pubsearch.readers import ReadReport, read_paths
-
-    target = _index_dir(index_dir)
-    sources: list[Path] = list(paths) or [Path("seeds")]
-    report = ReadReport()
-    failed: list[ReadError] = []
-
-    def file_failed(error: ReadError) -> None:
-        failed.append(error)
-        click.echo(f"error: {error}", err=True)
-
-    started = time.monotonic()
-    records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
-    with _progress(records, report, sources) as counted:
-        if update:
-            summary = update_index(target, _require_records(counted, report), lock_timeout=wait)
-        else:
-            summary = build_index(
-                target, _require_records(counted, report), lock_timeout=wait, workers=workers
-            )
-    for problem in report.problems:
-        click.echo(f"warning: {problem}", err=True)
-    click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
-    if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
-        click.echo(note, err=True)
-    if failed:
-        sys.exit(1)
-
-
-# A build of at least this many records without the C speedups says how to get them.
-SLOW_BUILD_NOTE_FROM = 10_000
-
-
-def _plain_python_note() -> str | None:
-    """Why this build ran in plain Python, when the C module could not be built (None when
-    it is there, or PUBSEARCH_NO_SPEEDUPS turned it off on purpose)."""
-    if speedups.compiled is not None or speedups_disabled(os.environ):
-        return None
-    return (
-        "note: indexed in plain Python, about half as fast: pubsearch._speedups was not "
-        "built (it needs a C compiler and Python's headers; Debian: apt-get install gcc "
-        "python3-dev, then reinstall pubsearch)"
-    )
-
-
-class _Progress:
-    """Counts records as they pass. On a terminal, shows a bar: how much of the input has
-    been read (bytes as stored, so compressed bytes for gzip files), records so far,
-    records per second and the time left; once all is read, that the index is being
-    written, with the time it has taken so far."""
-
-    # Redraw every this many records, so that the bar costs nothing measurable.
-    EVERY = 200
-    # While the last segments are written, the bar is redrawn this often (seconds).
-    TICK = 0.5
-
-    def __init__(self, records: Iterator[Record], report: ReadReport, total_bytes: int | None):
-        self._records = records
-        self._report = report
-        self._bar: Any = None
-        self._done = threading.Event()
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=total_bytes or None,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc="indexing",
-                file=sys.stderr,
-                leave=False,
-                bar_format=(
-                    "{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
-                    if total_bytes
-                    else "{desc} [{elapsed}]"
-                ),
-            )
-
-    def __iter__(self) -> Iterator[Record]:
-        bar = self._bar
-        started = time.monotonic()
-        count = 0
-        for record in self._records:
-            count += 1
-            if bar is not None and count % self.EVERY == 0:
-                self._show(count, started)
-            yield record
-        if bar is not None:
-            self._show(count, started)
-            bar.bar_format = "{desc} [{elapsed}]"
-            bar.set_description_str(f"all {count:,} records read; writing the index")
-            threading.Thread(target=self._tick, name="pubsearch-progress", daemon=True).start()
-
-    def _tick(self) -> None:
-        while not self._done.wait(self.TICK):
-            self._bar.refresh()
-
-    def _show(self, count: int, started: float) -> None:
-        bar = self._bar
-        done = self._report.bytes_read
-        if bar.total:
-            done = min(done, bar.total)
-        bar.update(done - bar.n)
-        rate = count / max(time.monotonic() - started, 1e-6)
-        bar.set_description_str(f"indexing: {count:,} records read, {rate:,.0f} records/s,")
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _progress(records: Iterator[Record], report: ReadReport, sources: list[Path]) -> _Progress:
-    return _Progress(records, report, _input_bytes(sources))
-
-
-def _input_bytes(sources: list[Path]) -> int | None:
-    """Size of every input file as stored, or None when it cannot be known (stdin)."""
-    from pubsearch.readers import iter_files
-
-    try:
-        return sum(path.stat().st_size for path in iter_files(sources) if str(path) != "-")
-    except (OSError, PubsearchError):
-        return None
-
-
-def _require_records(records: _Progress, report: ReadReport) -> Iterator[Record]:
-    """Pass records through; refuse to replace an index with nothing."""
-    seen = False
-    for record in records:
-        seen = True
-        yield record
-    if not seen:
-        raise NothingToIndexError(
-            f"no records read from {report.files} readable file(s); the index was left unchanged"
-        )
-
-
-def _summary_line(
-    summary: IndexSummary, report: ReadReport, failed: list[ReadError], target: Path, secs: float
-) -> str:
-    skipped = len(report.problems)
-    where = ""
-    if skipped:
-        shown = ", ".join(p.where for p in report.problems[:5])
-        where = f" ({shown}{', ...' if skipped > 5 else ''})"
-    parts = [
-        f"{'updated' if summary.replaced or summary.total != summary.indexed else 'indexed'} "
-        f"{summary.indexed:,} records",
-        f"{summary.duplicates_merged:,} duplicates merged",
-    ]
-    if summary.replaced:
-        parts.append(f"{summary.replaced:,} replaced")
-    parts.append(f"{skipped:,} blocks skipped{where}")
-    if failed:
-        parts.append(f"{len(failed):,} files unreadable")
-    parts.append(f"{summary.total:,} in {target} ({secs:.1f} s)")
-    return "; ".join(parts)
-
-
 # -- query ---------------------------------------------------------------------------------
 
 
@@ -328,6 +102,13 @@ def _summary_line(
 @click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
+    "[default: hybrid where the index has vectors, else lexical]",
+)
 @click.option(
     "--limit",
     "--page-size",
@@ -366,6 +147,7 @@ def query_command(
     subjects: tuple[str, ...],
     year: str | None,
     sort: str,
+    mode: str | None,
     limit: int,
     page: int,
     facets: bool,
@@ -394,6 +176,7 @@ def query_command(
         subjects=subjects,
         year=parse_year(year, "--year") if year is not None else None,
         sort=sort,  # type: ignore[arg-type]  # click.Choice checked it
+        mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
         page=page,
         page_size=limit,
         facets=facets,
@@ -476,7 +259,9 @@ def _print_hit(hit: Hit) -> None:
     meta.append(" ".join(hit.subjects))
     meta.append(hit.id)
     click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
-    if hit.snippet:
+    if hit.by_meaning and hit.why:
+        click.echo("     " + click.style("close in meaning: ", dim=True) + _highlighted(hit.why))
+    elif hit.snippet:
         click.echo("     " + _highlighted(hit.snippet))
     click.echo()
 
@@ -502,10 +287,15 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
         first = results.hits[0].rank if results.hits else 0
         last = results.hits[-1].rank if results.hits else 0
         shown = f"{first}-{last} of " if results.hits else "page beyond the last; "
+        how = ""
+        if results.mode == "hybrid":
+            how = f", {results.word_total:,} by their words, the others by meaning"
+        elif results.mode == "semantic":
+            how = ", by meaning"
         click.echo(
             f"{shown}{results.total:,} results"
             + (f" for {req.q!r}" if req.q else "")
-            + f" (page {req.page} of {results.pages}, {results.took_ms:.0f} ms)\n"
+            + f" (page {req.page} of {results.pages}{how}, {results.took_ms:.0f} ms)\n"
         )
         for hit in results.hits:
             _print_hit(hit)
@@ -543,6 +333,13 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
     f"whatever the number. Fewer for a short file (one per {trec.MIN_QUERIES_PER_PROCESS} "
     "queries). [default: 2, or 1 with one CPU]",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
+    "[default: hybrid where the index has vectors, else lexical]",
+)
 @reports_errors
 def batch_command(
     queries: Path,
@@ -551,6 +348,7 @@ def batch_command(
     output: Path | None,
     tag: str,
     processes: int | None,
+    mode: str | None,
 ) -> None:
     """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
 
@@ -573,7 +371,14 @@ def batch_command(
     lines = len(read) + len(failed)
     count = processes or default_processes()
     with _run_output(output) as out:
-        runs = trec.run_in_processes(_index_dir(index_dir), read, count, hits=hits, tag=tag)
+        runs = trec.run_in_processes(
+            _index_dir(index_dir),
+            read,
+            count,
+            hits=hits,
+            tag=tag,
+            mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
+        )
         for query_run in _query_progress(runs, len(read)):
             if query_run.error is not None:
                 failed.append(query_run.error)
@@ -784,3 +589,10 @@ def _browser_url(host: str, port: int) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"http://{host}:{port}/"
+
+
+# The index and embed commands live in pubsearch.cli_indexing (they use what is above).
+from pubsearch.cli_indexing import embed_command, index_command  # noqa: E402
+
+main.add_command(index_command)
+main.add_command(embed_command)

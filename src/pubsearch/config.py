@@ -46,3 +46,12 @@ ENV_NO_SPEEDUPS = "PUBSEARCH_NO_SPEEDUPS"
 def speedups_disabled(environ: Mapping[str, str]) -> bool:
     """Whether ``PUBSEARCH_NO_SPEEDUPS`` asks for the plain Python."""
     return environ.get(ENV_NO_SPEEDUPS, "") not in ("", "0")
+
+
+# Set (to anything but "" or "0"), `pubsearch index` makes no vectors, as with --no-vectors.
+ENV_NO_VECTORS = "PUBSEARCH_NO_VECTORS"
+
+
+def vectors_disabled(environ: Mapping[str, str]) -> bool:
+    """Whether ``PUBSEARCH_NO_VECTORS`` asks for builds without vectors."""
+    return environ.get(ENV_NO_VECTORS, "") not in ("", "0")

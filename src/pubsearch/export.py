@@ -40,6 +40,8 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "abstract_html": hit.abstract_html,
         "untitled": hit.untitled,
         "shared": list(hit.shared),
+        "by_meaning": hit.by_meaning,
+        "why": hit.why,
     }
 
 
@@ -58,7 +60,9 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
             "year": str(req.year) if req.year else None,
         },
         "sort": req.sort,
+        "mode": results.mode,
         "total": results.total,
+        "word_total": results.total if results.word_total is None else results.word_total,
         "page": req.page,
         "page_size": req.page_size,
         "pages": results.pages,

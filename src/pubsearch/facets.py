@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,7 +255,9 @@ class FacetTable:
         """The table saved in ``directory`` for Whoosh generation ``generation`` of the
         index ``reader`` reads, or None when there is none (or it is for another)."""
         try:
-            with np.load(directory / FACETS_FILE, allow_pickle=False) as data:
+            # Opened here, so that it is closed even when it is not a zip file (numpy
+            # leaves its own file open then).
+            with open(directory / FACETS_FILE, "rb") as fh, np.load(fh) as data:
                 meta = data["meta"]
                 if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
                     return None
@@ -267,7 +270,7 @@ class FacetTable:
                     live=_live(reader),
                     dates=data["dates"].astype(np.int64),
                 )
-        except (OSError, KeyError, ValueError):
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
 
     def save(self, directory: Path, generation: int) -> None:

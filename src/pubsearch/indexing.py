@@ -13,9 +13,9 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pubsearch import storage
+from pubsearch import storage, vectors
 from pubsearch.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.documents import key_term, record_fields, record_from_stored
 from pubsearch.errors import IndexMissingError
@@ -29,6 +29,9 @@ from pubsearch.records import (
 )
 from pubsearch.segments.workers import write_documents
 from pubsearch.segments.writer import segment_writer
+
+if TYPE_CHECKING:
+    from pubsearch.embedding import Embedder
 
 # How long a second writer waits for the first before giving up.
 # More indexing processes than this gain little (the reading process is the limit).
@@ -79,6 +82,8 @@ def build_index(
     """
     with storage.writer_lock(index_dir, lock_timeout):
         storage.remove_stale(index_dir)
+        # The records that keep their text keep their vectors (pubsearch.vectors).
+        vectors.keep_for_rebuild(index_dir)
         merger = StreamingMerger()
 
         def documents() -> Iterator[Record]:
@@ -178,11 +183,13 @@ def update_index(
     records: Iterable[Record],
     progress: Progress | None = None,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    embedder: Embedder | None = None,
 ) -> IndexSummary:
     """Add or replace ``records`` in a copy of the live index, then make the copy live.
 
     A record that is the same paper as one already indexed (by any identity key) replaces
-    it, merged with it: the authors of both are kept.
+    it, merged with it: the authors of both are kept. When the live index has vectors and
+    an ``embedder`` is given, the new records get theirs before the copy goes live.
     """
     with storage.writer_lock(index_dir, lock_timeout):
         storage.remove_stale(index_dir)
@@ -226,6 +233,7 @@ def update_index(
             total = ix.doc_count()
             ix.close()
             _save_facets(build_dir, None if merge else previous, added)
+            _update_vectors(index_dir, live, build_dir, embedder)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -237,6 +245,25 @@ def update_index(
             total=total,
             generation=gen.name,
         )
+
+
+def _update_vectors(
+    index_dir: Path, live: Path, build_dir: Path, embedder: Embedder | None
+) -> None:
+    """Give an update's copy the vectors of the live generation, and its new records theirs."""
+    (build_dir / vectors.VECTORS_FILE).unlink(missing_ok=True)
+    before = vectors.generation_table(live)
+    if before is None or embedder is None or before.model != embedder.model_id:
+        return
+    known = vectors.known_vectors(index_dir, embedder.model_id, embedder.dimensions)
+    ix = storage.open_index(build_dir)
+    try:
+        with ix.reader() as reader:
+            folder = index_dir / vectors.CHUNKS_DIR / embedder.model_id
+            table, _, _ = vectors.table_for(reader, embedder, folder, known)
+        table.save(build_dir, ix.latest_generation())
+    finally:
+        ix.close()
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:

@@ -12,6 +12,10 @@ from pubsearch.errors import ParameterError
 SortOrder = Literal["relevance", "newest", "oldest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
 FACET_NAMES = ("author", "year", "subject")
+# How results are found and ranked: by words and meaning, by words only, by meaning only
+# (pubsearch.semantic). None: hybrid when the index has vectors, else lexical.
+Mode = Literal["hybrid", "lexical", "semantic"]
+MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
 
 MAX_PAGE_SIZE = 100
 MAX_RESULT_DEPTH = 10_000  # page * page_size
@@ -65,8 +69,11 @@ class SearchRequest:
     # Hits with their text for reading: TeX as text, matched words marked (batch runs,
     # which need only ids and scores, go without).
     highlight: bool = True
+    mode: Mode | None = None
 
     def __post_init__(self) -> None:
+        if self.mode is not None and self.mode not in MODES:
+            raise ParameterError("mode", f"must be one of {', '.join(MODES)}")
         if self.sort not in SORT_ORDERS:
             raise ParameterError("sort", f"must be one of {', '.join(SORT_ORDERS)}")
         if self.page < 1:

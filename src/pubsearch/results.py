@@ -35,6 +35,10 @@ class Hit:
     date: str | None = None  # YYYY-MM-DD where the source gives the day
     abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
     shared: tuple[str, ...] = ()  # a related record: the key words it shares
+    # Found by meaning, not by its words: ``why`` is the sentence of its abstract closest
+    # in meaning to the query (HTML, escaped).
+    by_meaning: bool = False
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,12 @@ class SearchResults:
     # Nothing matched the text as typed: these are the results of its spelling correction
     # (request.q), and this is what was typed.
     corrected_from: str | None = None
+    # How the results were found: "lexical", "hybrid" or "semantic" (pubsearch.semantic).
+    mode: str = "lexical"
+    # Of ``total``, how many match by their words (None: all of them, lexical mode).
+    word_total: int | None = None
+    # The index has vectors and the model is installed: hybrid and semantic can be asked.
+    meaning_available: bool = False
 
     @property
     def pages(self) -> int:

@@ -13,55 +13,45 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from whoosh import highlight, sorting
 from whoosh import query as wq
-from whoosh.index import Index
-from whoosh.searching import Hit as WhooshHit
+from whoosh import sorting
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch import ranking, storage
+from pubsearch import ranking, semantic, storage
 from pubsearch.documents import record_from_stored
-from pubsearch.errors import RecordNotFoundError
+from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import BoolArray, FacetTable, MultiValued
+from pubsearch.generation import Generation, Snapshot
 from pubsearch.highlighting import (
-    SNIPPET_CHARS,
-    MarkFormatter,
-    highlight_field,
-    lead,
-    marked_to_html,
     marked_words,
     written_words,
 )
+from pubsearch.hits import HitMaker
 from pubsearch.masks import DocumentSet, FloatArray, query_mask
-from pubsearch.names import NameIndex
 from pubsearch.querying import (
-    SPELLING_FIELDS,
+    bare_words,
     parse_query,
     parse_text_query,
     query_words,
 )
 from pubsearch.readable import readable
 from pubsearch.records import Record, fold
-from pubsearch.request import (
-    SearchRequest,
-)
+from pubsearch.request import Mode, SearchRequest
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.segments import w3format
-from pubsearch.spelling import Spelling, worth_correcting
+from pubsearch.spelling import worth_correcting
 from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
 NAME_BOOST = 2.0
-# Document frequencies kept per generation before they are forgotten (about 100 bytes each).
-MAX_KEPT_FREQUENCIES = 200_000
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
@@ -92,65 +82,6 @@ def _matches_everything(query: wq.Query) -> bool:
 _WORD_CORE = re.compile(r"[^\W_](?:[\w'\-]*[^\W_])?")
 
 
-@dataclass
-class _Snapshot:
-    """A searcher on one generation, owned by one thread."""
-
-    generation: str
-    index: Index
-    searcher: Searcher
-
-
-@dataclass
-class _Generation:
-    name: str
-    index: Index
-    facets: FacetTable | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    # Words' document frequencies in the combined field, as long texts ask for them (each
-    # costs a look-up in every segment).
-    frequencies: dict[str, int] = field(default_factory=dict)
-    _names: NameIndex | None = None
-    _spelling: Spelling | None = None
-    # Each table has a lock of its own: building one (about a second at 100,000 records)
-    # holds up no search but those that need it.
-    _names_lock: threading.Lock = field(default_factory=threading.Lock)
-    _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def spelling(self, searcher: Searcher) -> Spelling:
-        """The correctly spelt words of this generation: its titles' words (built when
-        first asked; docs/performance.md says what that costs)."""
-        with self._spelling_lock:
-            if self._spelling is None:
-                title = searcher.schema[SPELLING_FIELDS[0]]
-                field = title.spelling_fieldname(SPELLING_FIELDS[0])
-                reader = searcher.reader()
-                words = (
-                    (w.decode("utf-8") if isinstance(w, bytes) else w)
-                    for w in (
-                        reader.lexicon(field) if field in reader.indexed_field_names() else ()
-                    )
-                )
-                self._spelling = Spelling(words)
-            return self._spelling
-
-    def names(self, table: FacetTable) -> NameIndex:
-        """The author names of this generation, found by surname (built when first
-        asked)."""
-        with self._names_lock:
-            if self._names is None:
-                self._names = NameIndex(table.authors.labels)
-            return self._names
-
-    def doc_frequency(self, searcher: Searcher, stem: str) -> int:
-        found = self.frequencies.get(stem)
-        if found is None:
-            found = self.frequencies[stem] = int(searcher.doc_frequency(DEFAULT_FIELD, stem))
-            if len(self.frequencies) > MAX_KEPT_FREQUENCIES:
-                self.frequencies.clear()
-        return found
-
-
 class SearchService:
     """Searches one index directory. Safe to share between threads.
 
@@ -162,7 +93,7 @@ class SearchService:
         self.index_dir = index_dir
         self.prepare_in_background = prepare_in_background
         self._lock = threading.Lock()
-        self._generation: _Generation | None = None
+        self._generation: Generation | None = None
         self._local = threading.local()
         self._field_lengths: weakref.WeakKeyDictionary[Searcher, dict[str, FloatArray]] = (
             weakref.WeakKeyDictionary()
@@ -171,24 +102,19 @@ class SearchService:
         # even when close() is never called (indexes are read through open files).
         self._open: set[Searcher] = set()
         weakref.finalize(self, _close_all, self._open, self._lock)
-        self._snippets = highlight.Highlighter(
-            fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
-            formatter=MarkFormatter(),
-        )
-        self._whole = highlight.Highlighter(
-            fragmenter=highlight.WholeFragmenter(), formatter=MarkFormatter()
-        )
+        self._hits = HitMaker()
+        self._queries = semantic.QueryVectors()
 
     # -- index and searcher lifecycle ------------------------------------------------------
 
-    def _current_generation(self) -> _Generation:
+    def _current_generation(self) -> Generation:
         live = storage.current_generation(self.index_dir)
         with self._lock:
             gen = self._generation
             if gen is None or live is None or gen.name != live.name:
                 w3format.fast_paths()  # warns, once, of a Whoosh whose format it does not know
                 name, index = storage.open_current(self.index_dir)
-                gen = self._generation = _Generation(name, index)
+                gen = self._generation = Generation(name, index)
                 if self.prepare_in_background:
                     threading.Thread(
                         target=self._prepare_generation,
@@ -198,7 +124,7 @@ class SearchService:
                     ).start()
             return gen
 
-    def _prepare_generation(self, gen: _Generation) -> None:
+    def _prepare_generation(self, gen: Generation) -> None:
         """Build ``gen``'s tables with a searcher of this thread's own."""
         try:
             searcher = gen.index.searcher(weighting=ranking.weighting())
@@ -211,18 +137,21 @@ class SearchService:
         finally:
             searcher.close()
 
-    def _build_tables(self, gen: _Generation, searcher: Searcher) -> None:
-        """``gen``'s facet table, author names and spelling words, built if not yet."""
+    def _build_tables(self, gen: Generation, searcher: Searcher) -> None:
+        """``gen``'s facet table, author names and spelling words, built if not yet; its
+        vectors and the sentence model, where it has vectors."""
         gen.names(self._facet_table(gen, searcher))
         gen.spelling(searcher)
+        if self._offers_meaning(gen, searcher):
+            self._queries.embedder()
 
-    def _searcher(self) -> tuple[_Generation, Searcher]:
+    def _searcher(self) -> tuple[Generation, Searcher]:
         gen = self._current_generation()
-        snap: _Snapshot | None = getattr(self._local, "snapshot", None)
+        snap: Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is None or snap.generation != gen.name:
             if snap is not None:
                 self._close_searcher(snap.searcher)
-            snap = _Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
+            snap = Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
             with self._lock:
                 self._open.add(snap.searcher)
             self._local.snapshot = snap
@@ -233,7 +162,7 @@ class SearchService:
             self._open.discard(searcher)
         searcher.close()
 
-    def _facet_table(self, gen: _Generation, searcher: Searcher) -> FacetTable:
+    def _facet_table(self, gen: Generation, searcher: Searcher) -> FacetTable:
         with gen.lock:
             if gen.facets is None:
                 # Saved by the build beside the index files; read from the index when the
@@ -263,7 +192,7 @@ class SearchService:
         self._build_tables(gen, searcher)
 
     def close(self) -> None:
-        snap: _Snapshot | None = getattr(self._local, "snapshot", None)
+        snap: Snapshot | None = getattr(self._local, "snapshot", None)
         if snap is not None:
             self._close_searcher(snap.searcher)
             self._local.snapshot = None
@@ -275,9 +204,10 @@ class SearchService:
         does, the correction's (``corrected_from`` is then the text as typed)."""
         started = time.perf_counter()
         results = self._search(request)
-        if results.total == 0 and results.suggestion and request.correct:
+        found = results.total if results.word_total is None else results.word_total
+        if found == 0 and results.suggestion and request.correct:
             corrected = self._search(replace(request, q=results.suggestion))
-            if corrected.total:
+            if corrected.total and (corrected.word_total is None or corrected.word_total):
                 took = round((time.perf_counter() - started) * 1000, 2)
                 return replace(corrected, corrected_from=request.q, took_ms=took)
         return results
@@ -288,15 +218,29 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         text = self._text_query(searcher, request.q, table, gen)
         people = self._people(gen, table, request.authors)
-        filters, final = self._filtered(text.mask, request, table, people)
+        mode, sims = self._meaning_of(gen, searcher, request, text)
+        matched = text.mask
+        by_meaning: BoolArray | None = None
+        if sims is not None:
+            by_meaning = semantic.matches(sims) & table.live
+            matched = by_meaning if mode == "semantic" else text.mask | by_meaning
+        filters, final = self._filtered(matched, request, table, people)
         total = int(final.sum())
-
-        hits = self._page(searcher, text.query, request, final, filters, total, table, text.relaxed)
-        facets = (
-            self._facets(request, table, text.mask, filters, people) if request.facets else None
-        )
+        word_total = None
+        if sims is not None and by_meaning is not None:
+            word_total = 0 if mode == "semantic" else int((final & text.mask).sum())
+            allowed = self._filtered(table.live, request, table, people)[1]
+            hits = self._meaning_page(
+                searcher, text, request, (allowed, final), sims, total, table, mode == "hybrid"
+            )
+        else:
+            hits = self._page(
+                searcher, text.query, request, final, filters, total, table, text.relaxed
+            )
+        facets = self._facets(request, table, matched, filters, people) if request.facets else None
         suggestion = None
-        if text.query is not None and (total < FEW_RESULTS or text.relaxed):
+        words_found = total if word_total is None else word_total
+        if text.query is not None and (words_found < FEW_RESULTS or text.relaxed):
             suggestion = self._suggest(searcher, request.q, table, gen)
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
@@ -311,7 +255,102 @@ class SearchService:
             all_words_total=text.all_words_total,
             notices=text.notices,
             authors_found=_names_found(people, table),
+            mode=mode,
+            word_total=word_total,
+            meaning_available=self._offers_meaning(gen, searcher),
         )
+
+    def _offers_meaning(self, gen: Generation, searcher: Searcher) -> bool:
+        from pubsearch import embedding
+
+        meaning = gen.meaning(self.index_dir / gen.name, searcher)
+        return meaning is not None and embedding.available()
+
+    def _meaning_of(
+        self, gen: Generation, searcher: Searcher, request: SearchRequest, text: _TextSearch
+    ) -> tuple[Mode, semantic.FloatArray | None]:
+        """The mode the request is searched in, and every document's similarity to the
+        query (None in lexical mode). Hybrid is the default where the index has vectors and
+        the model is installed; it applies to queries of plain words (explicit syntax asks
+        for exactly what it says, so it is searched by its words)."""
+        if request.mode == "lexical" or not request.q.strip():
+            return "lexical", None
+        meaning = gen.meaning(self.index_dir / gen.name, searcher)
+        explicit = request.mode is not None
+        if meaning is None:
+            if explicit:
+                raise ParameterError(
+                    "mode", "this index has no vectors: add them with 'pubsearch embed'"
+                )
+            return "lexical", None
+        from pubsearch import embedding
+
+        if not embedding.available():
+            if explicit:
+                raise ParameterError("mode", embedding.unavailable_message())
+            return "lexical", None
+        mode: Mode = request.mode or "hybrid"
+        if mode == "hybrid" and (text.query is None or bare_words(request.q) is None):
+            return "lexical", None
+        vector = self._queries.vector(request.q.strip())
+        return mode, meaning.similarities(vector)
+
+    def _meaning_page(
+        self,
+        searcher: Searcher,
+        text: _TextSearch,
+        request: SearchRequest,
+        masks: tuple[BoolArray, BoolArray],
+        sims: semantic.FloatArray,
+        total: int,
+        table: FacetTable,
+        hybrid: bool,
+    ) -> tuple[Hit, ...]:
+        """A page of hybrid or semantic results (see pubsearch.semantic). ``masks``: the
+        records that pass the filters, and those of them that match."""
+        allowed, final = masks
+        first = (request.page - 1) * request.page_size
+        if first >= total:
+            return ()
+        need = first + request.page_size
+        ranked: list[tuple[float, int]] | None
+        if request.sort == "relevance":
+            # The nearest records that pass the filters, matches or not, set the scale of
+            # the similarities (see semantic.fuse); only matches are ranked.
+            depth = max(semantic.DEPTH, need)
+            ranked = semantic.top(sims, allowed, depth)
+            if hybrid and text.query is not None:
+                lexical = top_documents(
+                    searcher, text.query, final & text.mask, depth, self._lengths(searcher)
+                )
+                ranked = semantic.fuse(lexical or [], ranked, sims)
+            ranked = [(score, doc) for score, doc in ranked if final[doc]]
+        else:
+            ranked = documents_by_year(
+                searcher,
+                None,
+                final,
+                need,
+                self._lengths(searcher),
+                table.years,
+                newest=request.sort != "oldest",
+                dates=table.dates,
+            )
+        ranked = ranked or []
+        hits = list(self._ranked_page(searcher, text.query, ranked, request))
+        # Found by meaning (in hybrid mode: without the words): say why, with the sentence
+        # of the abstract closest in meaning to the query.
+        found = [i for i in range(len(hits)) if not (hybrid and text.mask[ranked[first + i][1]])]
+        whys = [""] * len(found)
+        if request.highlight and found:
+            vector = self._queries.vector(request.q.strip())
+            abstracts = [readable(hits[i].abstract) for i in found]
+            whys = [
+                html.escape(s or "") for s in self._queries.closest_sentences(abstracts, vector)
+            ]
+        for i, why in zip(found, whys, strict=True):
+            hits[i] = replace(hits[i], by_meaning=True, why=why, snippet=why or hits[i].snippet)
+        return tuple(hits)
 
     def suggest(self, text: str) -> str | None:
         """``text`` with its misspelt words corrected, when the correction finds
@@ -334,7 +373,7 @@ class SearchService:
         return int(self._filtered(text.mask, request, table, people)[1].sum())
 
     def _text_query(
-        self, searcher: Searcher, text: str, table: FacetTable, gen: _Generation
+        self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
     ) -> _TextSearch:
         """The query to rank with, the documents it matches, and whether it is the relaxed
         reading (any bare word may be missing): every word is required, unless that finds
@@ -372,7 +411,7 @@ class SearchService:
         return _TextSearch(query, mask, False, parsed.words, parsed.notices)
 
     def _people(
-        self, gen: _Generation, table: FacetTable, typed: tuple[str, ...]
+        self, gen: Generation, table: FacetTable, typed: tuple[str, ...]
     ) -> dict[str, list[int]]:
         """The authors (ids) each author filter stands for (see pubsearch.names)."""
         if not typed:
@@ -451,7 +490,8 @@ class SearchService:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = marked_words(query)
                 return tuple(
-                    self._hit(ranked[i], i + 1, marks, request) for i in range(first, len(top))
+                    self._hits.make(ranked[i], i + 1, marks, request)
+                    for i in range(first, len(top))
                 )
         else:
             # By year: the same scores, ordered with numpy by year first.
@@ -469,7 +509,8 @@ class SearchService:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = marked_words(query) if query is not None else None
                 return tuple(
-                    self._hit(ranked[i], i + 1, year_marks, request) for i in range(first, len(top))
+                    self._hits.make(ranked[i], i + 1, year_marks, request)
+                    for i in range(first, len(top))
                 )
         # Anything else (fuzzy terms, another weighting model): Whoosh's own collector.
         allowed = set(np.flatnonzero(final).tolist()) if filters else None
@@ -487,56 +528,8 @@ class SearchService:
         page_marks = marked_words(query) if query is not None else None
         hits = []
         for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
-            hits.append(self._hit(whoosh_hit, first + offset + 1, page_marks, request))
+            hits.append(self._hits.make(whoosh_hit, first + offset + 1, page_marks, request))
         return tuple(hits)
-
-    def _hit(
-        self,
-        hit: WhooshHit,
-        rank: int,
-        marks: dict[str, frozenset[str]] | None,
-        request: SearchRequest,
-    ) -> Hit:
-        record = record_from_stored(hit.fields())
-        if not request.highlight:
-            title_html = html.escape(record.display_title)
-            snippet = abstract_html = ""
-        else:
-            # What the page shows: TeX written as text, matched words marked in it.
-            title = readable(record.display_title)
-            abstract = readable(record.abstract)
-            title_html = snippet = abstract_html = ""
-            if marks is not None:
-                snippet = highlight_field(
-                    self._snippets, hit, "abstract", marks["abstract"], 2, abstract
-                )
-                title_field = "title" if record.title else "abstract"
-                title_html = marked_to_html(
-                    highlight_field(self._whole, hit, title_field, marks[title_field], 1, title)
-                )
-                abstract_html = marked_to_html(
-                    highlight_field(self._whole, hit, "abstract", marks["abstract"], 1, abstract)
-                )
-            snippet = marked_to_html(snippet) if snippet else html.escape(lead(abstract))
-            title_html = title_html or html.escape(title)
-            abstract_html = abstract_html or html.escape(abstract)
-        return Hit(
-            rank=rank,
-            id=record.id,
-            title=record.title,
-            abstract=record.abstract,
-            authors=record.authors,
-            year=record.year,
-            subjects=record.subjects,
-            source=record.source,
-            url=record.url,
-            score=round(float(hit.score), 4) if isinstance(hit.score, (int, float)) else None,
-            snippet=snippet,
-            title_html=title_html,
-            untitled=not record.title,
-            date=record.date,
-            abstract_html=abstract_html,
-        )
 
     def _facets(
         self,
@@ -591,7 +584,7 @@ class SearchService:
         return out
 
     def _suggest(
-        self, searcher: Searcher, text: str, table: FacetTable, gen: _Generation
+        self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
     ) -> str | None:
         """The query with its misspelt words corrected (see pubsearch.spelling), when that
         query finds something; None otherwise."""
@@ -663,28 +656,72 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         query, key_words = self._more_like_query(searcher, record_id)
         narrowing = parse_query(request.q, searcher.schema)
-        if narrowing is not None:
-            query = wq.And([query, narrowing])
-
         people = self._people(gen, table, request.authors)
         filters = self._filter_masks(request, table, people)
-        matching = self._query_mask(searcher, query, table)
+        allowed = table.live.copy()
         for mask in filters.values():
-            matching &= mask
+            allowed &= mask
+        if narrowing is not None:
+            allowed &= self._query_mask(searcher, narrowing, table)
+            query = wq.And([query, narrowing])
+        # By meaning where the record has a vector: the nearest records.
+        meaning = (
+            None if request.mode == "lexical" else gen.meaning(self.index_dir / gen.name, searcher)
+        )
+        docnum = searcher.document_number(id=record_id)
+        vector = meaning.vector(docnum) if meaning is not None and docnum is not None else None
+        if meaning is not None and vector is not None and docnum is not None:
+            allowed[docnum] = False
+            top = semantic.top(meaning.similarities(vector), allowed, RELATED_MAX)
+            mode = "semantic"
+        else:
+            top = (
+                top_documents(
+                    searcher,
+                    query,
+                    allowed & self._query_mask(searcher, query, table),
+                    RELATED_MAX,
+                    self._lengths(searcher),
+                )
+                or []
+            )
+            mode = "lexical"
         # The closest only: a count of every record sharing a word with it means nothing.
         closest = np.zeros(table.size, dtype=np.bool_)
-        top = top_documents(searcher, query, matching, RELATED_MAX, self._lengths(searcher))
-        if top is not None:
-            closest[[docnum for _, docnum in top]] = True
+        closest[[d for _, d in top]] = True
         total = int(closest.sum())
-
-        hits = self._page(searcher, query, request, closest, filters, total, table)
+        if mode == "semantic" and request.sort == "relevance":
+            hits = self._ranked_page(searcher, query, top, request)
+        else:
+            hits = self._page(searcher, query, request, closest, filters, total, table)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
         hits = tuple(replace(hit, shared=_shared_words(analyzer, hit, key_words)) for hit in hits)
         facets = self._facets(request, table, closest, {}, people) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
-            request, total, hits, facets, round(took, 2), authors_found=_names_found(people, table)
+            request,
+            total,
+            hits,
+            facets,
+            round(took, 2),
+            authors_found=_names_found(people, table),
+            mode=mode,
+        )
+
+    def _ranked_page(
+        self,
+        searcher: Searcher,
+        query: wq.Query | None,
+        ranked: list[tuple[float, int]],
+        request: SearchRequest,
+    ) -> tuple[Hit, ...]:
+        """The requested page of ``ranked`` (score, document number), best first."""
+        first = (request.page - 1) * request.page_size
+        ranked = ranked[: first + request.page_size]
+        results = WhooshResults(searcher, query or wq.Every(), top_n=ranked)
+        marks = marked_words(query) if query is not None else None
+        return tuple(
+            self._hits.make(results[i], i + 1, marks, request) for i in range(first, len(ranked))
         )
 
     def _more_like_query(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pubsearch.errors import ParameterError, PubsearchError, ReadError, UsageError
-from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
+from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, Mode, SearchRequest
 
 if TYPE_CHECKING:
     from pubsearch.results import Hit
@@ -112,14 +112,16 @@ def _json_query(line: str, where: str) -> tuple[str, str]:
     return str(qid).strip(), text.strip()
 
 
-def search_hits(service: SearchService, text: str, hits: int) -> Iterator[Hit]:
+def search_hits(
+    service: SearchService, text: str, hits: int, mode: Mode | None = None
+) -> Iterator[Hit]:
     """The first ``hits`` results for ``text`` by relevance, as ``pubsearch query`` ranks them."""
     check_hits(hits)
     size = min(hits, MAX_PAGE_SIZE)
     page = 1
     served = 0
     while served < hits:
-        request = SearchRequest(q=text, page=page, page_size=size, highlight=False)
+        request = SearchRequest(q=text, page=page, page_size=size, highlight=False, mode=mode)
         results = service.search(request)
         for hit in results.hits[: hits - served]:
             served += 1
@@ -135,10 +137,14 @@ def check_hits(hits: int) -> None:
 
 
 def run_lines(
-    service: SearchService, query: BatchQuery, hits: int = DEFAULT_HITS, tag: str = DEFAULT_TAG
+    service: SearchService,
+    query: BatchQuery,
+    hits: int = DEFAULT_HITS,
+    tag: str = DEFAULT_TAG,
+    mode: Mode | None = None,
 ) -> Iterator[str]:
     """The TREC run lines (without newlines) for one query."""
-    for hit in search_hits(service, query.text, hits):
+    for hit in search_hits(service, query.text, hits, mode):
         if _WHITESPACE.search(hit.id):
             raise ReadError(
                 query.where, f"record id {hit.id!r} contains white space (a run cannot hold it)"
@@ -158,12 +164,16 @@ class QueryRun:
 
 
 def query_run(
-    service: SearchService, query: BatchQuery, hits: int = DEFAULT_HITS, tag: str = DEFAULT_TAG
+    service: SearchService,
+    query: BatchQuery,
+    hits: int = DEFAULT_HITS,
+    tag: str = DEFAULT_TAG,
+    mode: Mode | None = None,
 ) -> QueryRun:
     """One query's run. A query that cannot be searched (its text is refused) gives a
     QueryRun with the reason; any other problem (the index) is raised."""
     try:
-        return QueryRun(query, list(run_lines(service, query, hits, tag)))
+        return QueryRun(query, list(run_lines(service, query, hits, tag, mode)))
     except UsageError as exc:
         return QueryRun(query, [], f"{query.where}: {exc}")
 
@@ -173,11 +183,12 @@ def run(
     queries: Iterable[BatchQuery],
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
+    mode: Mode | None = None,
 ) -> Iterator[QueryRun]:
     """Every query's run, in the order given."""
     _check_run(hits, tag)
     for query in queries:
-        yield query_run(service, query, hits, tag)
+        yield query_run(service, query, hits, tag, mode)
 
 
 def _check_run(hits: int, tag: str) -> None:
@@ -192,6 +203,7 @@ def run_in_processes(
     processes: int,
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
+    mode: Mode | None = None,
 ) -> Iterator[QueryRun]:
     """Each query's run (as :func:`run` gives them), in the order given, searched by
     ``processes`` worker processes that each open the index at ``index_dir``. The runs
@@ -205,7 +217,7 @@ def run_in_processes(
     if processes == 1:
         service = SearchService(index_dir)
         try:
-            yield from run(service, queries, hits, tag)
+            yield from run(service, queries, hits, tag, mode)
         finally:
             service.close()
         return
@@ -214,7 +226,7 @@ def run_in_processes(
     # spawn, not fork: the caller may have threads (a progress bar's monitor).
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes, initializer=_open_worker, initargs=(index_dir,)) as pool:
-        jobs = ((query, hits, tag) for query in queries)
+        jobs = ((query, hits, tag, mode) for query in queries)
         for failure, outcome in pool.imap(_worker_run, jobs, chunksize=4):
             if failure is None:
                 assert isinstance(outcome, QueryRun)
@@ -237,13 +249,15 @@ def _open_worker(index_dir: Path) -> None:
     _worker_service = SearchService(index_dir)
 
 
-def _worker_run(job: tuple[BatchQuery, int, str]) -> tuple[bool | None, QueryRun | str]:
+def _worker_run(
+    job: tuple[BatchQuery, int, str, Mode | None],
+) -> tuple[bool | None, QueryRun | str]:
     """In a worker: (None, the query's run), or (whether it is a usage error, its one
     line) when searching failed for another reason than the query (errors are sent as
     text: not every error pickles)."""
-    query, hits, tag = job
+    query, hits, tag, mode = job
     assert _worker_service is not None  # _open_worker ran
     try:
-        return None, query_run(_worker_service, query, hits, tag)
+        return None, query_run(_worker_service, query, hits, tag, mode)
     except PubsearchError as exc:
         return isinstance(exc, UsageError), str(exc)

@@ -123,7 +123,8 @@ _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 
 
 def highlighted(hit: Hit, part: str) -> Markup:
-    """A hit's highlighted ``title``, ``snippet`` or ``abstract`` as HTML.
+    """A hit's highlighted ``title``, ``snippet`` or ``abstract`` as HTML, or ``why`` (the
+    sentence closest in meaning to the query, escaped).
 
     The one place HTML made in Python is marked safe: these fragments are the record's
     text escaped by :func:`pubsearch.highlighting.marked_to_html`, with matches in ``<mark>``.
@@ -134,6 +135,8 @@ def highlighted(hit: Hit, part: str) -> Markup:
         return Markup(hit.snippet)
     if part == "abstract":
         return Markup(hit.abstract_html)
+    if part == "why":
+        return Markup(hit.why)
     raise ValueError(f"no highlighted part {part!r}")
 
 

@@ -25,6 +25,7 @@ from pubsearch.subjects import subject_name
 from pubsearch.web import urls
 
 SORT_LABELS = {"relevance": "Relevance", "newest": "Newest first", "oldest": "Oldest first"}
+MODE_LABELS = {"hybrid": "Words and meaning", "lexical": "Words only", "semantic": "Meaning only"}
 PAGE_SIZES = (10, 20, 50, MAX_PAGE_SIZE)
 MAX_FACET_SIZE = 1000
 HISTOGRAM_STEPS = 20  # bar heights are classes h0..h20 (the CSP allows no inline styles)
@@ -139,6 +140,7 @@ class ResultsPage:
     prev_url: str | None
     next_url: str | None
     sorts: tuple[Choice, ...]
+    modes: tuple[Choice, ...]  # empty where the index has no vectors
     page_sizes: tuple[Choice, ...]
     export: ExportLinks
     suggestion_url: str | None
@@ -208,6 +210,7 @@ def build_results_page(
         prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
         next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
         sorts=_sorts(req),
+        modes=_modes(results),
         page_sizes=tuple(
             Choice(str(n), str(n), n == req.page_size) for n in sorted({*PAGE_SIZES, req.page_size})
         ),
@@ -239,6 +242,15 @@ def _sorts(req: SearchRequest) -> tuple[Choice, ...]:
         Choice(newest, SORT_LABELS["newest"], req.sort != "oldest"),
         Choice("oldest", SORT_LABELS["oldest"], req.sort == "oldest"),
     )
+
+
+def _modes(results: SearchResults) -> tuple[Choice, ...]:
+    """How to match, offered where the index can match by meaning: hybrid (the default),
+    words only, meaning only."""
+    if not results.meaning_available:
+        return ()
+    chosen = results.request.mode or "hybrid"
+    return tuple(Choice(m, MODE_LABELS[m], m == chosen) for m in MODE_LABELS)
 
 
 def _has_filters(req: SearchRequest) -> bool:

@@ -1,7 +1,7 @@
 """Search parameters as strings (a URL's query string) to and from a :class:`SearchRequest`.
 
 The names are the CLI's: ``q``, ``author`` and ``subject`` (repeatable), ``year`` (``2021`` or
-``2019..2021``), ``sort``, ``page``, ``page_size``, ``facet_size`` and ``correct`` (``0``:
+``2019..2021``), ``sort``, ``mode``, ``page``, ``page_size``, ``facet_size`` and ``correct`` (``0``:
 search the text as typed even when a spelling correction would find more). Every check of a value
 is made by :func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the
 web page, the JSON API and the command line accept and refuse exactly the same requests.
@@ -15,7 +15,7 @@ from pubsearch.errors import ParameterError
 from pubsearch.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
-SINGLE = ("q", "year", "sort", "page", "page_size", "facet_size", "correct")
+SINGLE = ("q", "year", "sort", "mode", "page", "page_size", "facet_size", "correct")
 REPEATABLE = ("author", "subject")
 NAMES = (*SINGLE, *REPEATABLE)
 
@@ -74,6 +74,7 @@ def request_from_params(params: Params, *, facets: bool = True) -> SearchRequest
         facets=facets,
         facet_size=number("facet_size", DEFAULT_FACET_SIZE),
         correct=_flag(params, "correct", _DEFAULTS.correct),
+        mode=_single(params, "mode"),  # type: ignore[arg-type]  # SearchRequest checks it
     )
 
 
@@ -108,6 +109,8 @@ def params_from_request(request: SearchRequest) -> list[tuple[str, str]]:
     for name, value, default in optional:
         if value != default:
             pairs.append((name, str(value)))
+    if request.mode is not None:
+        pairs.append(("mode", request.mode))
     if request.correct != _DEFAULTS.correct:
         pairs.append(("correct", "1" if request.correct else "0"))
     return pairs

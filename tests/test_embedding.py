@@ -1,0 +1,118 @@
+"""The sentence model as pubsearch runs it: all-MiniLM-L6-v2 on onnxruntime, no torch.
+
+The reference comparison (cosine 1.00000 on 200 arXiv texts against sentence-transformers)
+is bench/embedding_check.py's, since the reference needs torch; these tests check what can
+be checked with the model alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pubsearch import embedding
+from pubsearch.embedding import Embedder
+
+pytestmark = pytest.mark.semantic
+
+TEXTS = [
+    "Large batch optimization for deep learning: training BERT in 76 minutes.",
+    "Training deep neural networks with very large mini-batches on many accelerators.",
+    "Migratory birds follow magnetic field lines across the Atlantic.",
+    "A compiler for machine learning workloads with dynamic tensor shapes.",
+]
+
+
+def test_vectors_are_unit_length_rows_of_384(embedder: Embedder) -> None:
+    vectors = embedder.embed(TEXTS)
+    assert vectors.shape == (len(TEXTS), embedding.DIMENSIONS)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_close_meanings_are_closer_than_unrelated_ones(embedder: Embedder) -> None:
+    batch, many, birds, compiler = embedder.embed(TEXTS)
+    assert float(batch @ many) > 0.5
+    assert float(batch @ many) > float(batch @ birds) + 0.3
+    assert float(batch @ many) > float(batch @ compiler)
+
+
+@pytest.fixture(scope="module")
+def exact() -> Embedder:
+    """The float32 graph (the int8 one is pubsearch's default)."""
+    return Embedder(quantised=False)
+
+
+def test_a_text_gets_the_same_vector_alone_or_padded_in_a_batch(
+    embedder: Embedder, exact: Embedder
+) -> None:
+    """Batches pad texts to their longest: the mask must keep padding out of the mean. With
+    float32 weights a text's vector is the same either way; with int8 weights, each batch's
+    activations are quantised with one scale, so its neighbours move a vector a little."""
+    for model, least in ((exact, 0.9999), (embedder, 0.98)):
+        together = model.embed(TEXTS)
+        for text, vector in zip(TEXTS, together, strict=True):
+            alone = model.embed([text])[0]
+            assert float(alone @ vector) > least
+
+
+def test_order_in_and_order_out_are_the_same_whatever_the_lengths(embedder: Embedder) -> None:
+    """Texts are embedded sorted by length; each vector comes back in its text's place."""
+    shuffled = [TEXTS[2], TEXTS[0], TEXTS[3], TEXTS[1]]
+    straight = embedder.embed(TEXTS)
+    mixed = embedder.embed(shuffled)
+    for row, text in enumerate(shuffled):
+        assert float(mixed[row] @ straight[TEXTS.index(text)]) > 0.9999
+
+
+def test_long_texts_are_cut_at_the_models_limit(embedder: Embedder) -> None:
+    long = " ".join(["gradient descent converges"] * 400)
+    (ids,) = embedder.token_ids([long])
+    assert len(ids) == embedding.MAX_TOKENS
+    assert embedder.embed([long]).shape == (1, embedding.DIMENSIONS)
+
+
+def test_empty_input_and_empty_text(embedder: Embedder) -> None:
+    assert embedder.embed([]).shape == (0, embedding.DIMENSIONS)
+    vector = embedder.embed([""])[0]
+    assert np.isfinite(vector).all()
+
+
+def test_int8_weights_stay_close_to_float32(embedder: Embedder, exact: Embedder) -> None:
+    """The graph pubsearch runs has int8 weights; its vectors stay within 0.98 cosine of
+    the float32 graph's, which match the reference (bench/embedding_check.py)."""
+    assert embedder.quantised and not exact.quantised
+    ours = embedder.embed(TEXTS)
+    assert ((exact.embed(TEXTS) * ours).sum(axis=1) > 0.98).all()
+
+
+def test_record_text_is_title_then_abstract() -> None:
+    assert embedding.record_text(" A title ", "An abstract.") == "A title. An abstract."
+    assert embedding.record_text("", "Only text.") == "Only text."
+    assert embedding.record_text("Only a title", "") == "Only a title"
+
+
+def test_the_graph_is_cached_and_weights_are_checked(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path))
+    first = Embedder(quantised=False)
+    cached = list(tmp_path.iterdir())  # type: ignore[attr-defined]
+    assert [p.suffix for p in cached] == [".onnx"]
+    second = Embedder(quantised=False)
+    assert list(tmp_path.iterdir()) == cached  # type: ignore[attr-defined]
+    assert float(first.embed(TEXTS[:1])[0] @ second.embed(TEXTS[:1])[0]) > 0.9999
+    monkeypatch.setattr(embedding, "WEIGHTS_SHA256", "0" * 64)
+    monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path / "other"))
+    with pytest.raises(embedding.SemanticUnavailable, match="not all-MiniLM-L6-v2's weights"):
+        Embedder(quantised=False)
+
+
+def test_missing_packages_are_named_with_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(embedding, "missing_packages", lambda: ("onnxruntime",))
+    assert not embedding.available()
+    message = embedding.unavailable_message()
+    assert "onnxruntime" in message and "pip install 'pubsearch[semantic]'" in message
+    with pytest.raises(embedding.SemanticUnavailable):
+        embedding.model_dir()

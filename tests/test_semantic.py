@@ -1,0 +1,212 @@
+"""Hybrid and semantic search: what matches, what the totals and facets count, how the
+two rankings are fused, and what a record found by meaning shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pubsearch import semantic
+from pubsearch.errors import ParameterError
+from pubsearch.request import SearchRequest, parse_year
+from pubsearch.searching import SearchService
+
+# -- fusion (no model needed) ---------------------------------------------------------------
+
+
+def test_top_orders_by_score_then_document_number() -> None:
+    scores = np.array([0.1, 0.9, 0.5, 0.9, 0.3], dtype=np.float32)
+    allowed = np.array([True, True, True, True, False])
+    assert [d for _, d in semantic.top(scores, allowed, 3)] == [1, 3, 2]
+    assert semantic.top(scores, np.zeros(5, dtype=bool), 3) == []
+    assert [d for _, d in semantic.top(scores, allowed, 10)] == [1, 3, 2, 0]
+
+
+def test_fuse_at_the_extremes_keeps_each_ranking() -> None:
+    sims = np.array([0.9, 0.1, 0.5, 0.7], dtype=np.float32)
+    lexical = [(10.0, 1), (5.0, 2), (1.0, 3)]
+    nearest = semantic.top(sims, np.ones(4, dtype=bool), 4)
+    keyword_docs = [d for _, d in semantic.fuse(lexical, nearest, sims, weight=0.0) if d != 0]
+    assert keyword_docs == [1, 2, 3]
+    assert [d for _, d in semantic.fuse(lexical, nearest, sims, weight=1.0)] == [0, 3, 2, 1]
+
+
+def test_fuse_mixes_min_max_scaled_scores() -> None:
+    sims = np.array([0.9, 0.1, 0.5, 0.7], dtype=np.float32)
+    lexical = [(10.0, 1), (6.0, 2), (2.0, 3)]
+    nearest = semantic.top(sims, np.ones(4, dtype=bool), 4)
+    fused = dict((d, s) for s, d in semantic.fuse(lexical, nearest, sims, weight=0.5))
+    # doc 2: keyword (6-2)/(10-2) = 0.5, similarity (0.5-0.1)/(0.9-0.1) = 0.5
+    assert fused[2] == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+    # doc 0: no keyword match, the nearest: 0.5 * 1
+    assert fused[0] == pytest.approx(0.5)
+    # doc 1: the best keyword match, the farthest: 0.5 * 1 + 0.5 * 0
+    assert fused[1] == pytest.approx(0.5)
+
+
+def test_fuse_without_semantic_candidates_is_the_keyword_ranking() -> None:
+    lexical = [(3.0, 4), (2.0, 1)]
+    assert semantic.fuse(lexical, [], np.zeros(5, dtype=np.float32)) == lexical
+
+
+def test_sentences_split_at_sentence_ends() -> None:
+    text = "We train BERT in 76 minutes. The method is LAMB! Does it scale? 3 runs agree."
+    assert semantic.sentences(text) == [
+        "We train BERT in 76 minutes.",
+        "The method is LAMB!",
+        "Does it scale?",
+        "3 runs agree.",
+    ]
+    assert semantic.sentences("e.g. this stays whole") == ["e.g. this stays whole"]
+
+
+# -- searching an index with vectors (the real model) ---------------------------------------
+
+
+# Words that none of the seeds' records has, meaning what some of them are about.
+PARAPHRASE = "speeding up the education of enormous language networks on supercomputers"
+
+
+def search(service: SearchService, q: str, **kwargs: object) -> object:
+    return service.search(SearchRequest(q=q, facets=True, **kwargs))  # type: ignore[arg-type]
+
+
+@pytest.mark.semantic
+def test_hybrid_is_the_default_where_the_index_has_vectors(
+    vector_service: SearchService, service: SearchService
+) -> None:
+    results = vector_service.search(SearchRequest(q="batch size"))
+    assert results.mode == "hybrid" and results.meaning_available
+    plain = service.search(SearchRequest(q="batch size"))
+    assert plain.mode == "lexical" and not plain.meaning_available
+
+
+@pytest.mark.semantic
+def test_explicit_syntax_is_searched_by_its_words(vector_service: SearchService) -> None:
+    for q in ('"batch size"', "title:batch", "batch AND size", "batch*"):
+        results = vector_service.search(SearchRequest(q=q))
+        assert results.mode == "lexical", q
+        assert results.word_total is None
+
+
+@pytest.mark.semantic
+def test_lexical_mode_on_a_vector_index_is_the_lexical_search(
+    vector_service: SearchService, service: SearchService
+) -> None:
+    ours = vector_service.search(SearchRequest(q="large batch training", mode="lexical"))
+    plain = service.search(SearchRequest(q="large batch training"))
+    assert ours.total == plain.total
+    assert [h.id for h in ours.hits] == [h.id for h in plain.hits]
+
+
+@pytest.mark.semantic
+def test_hybrid_total_is_word_matches_plus_meaning_matches(vector_service: SearchService) -> None:
+    lexical = vector_service.search(SearchRequest(q=PARAPHRASE, mode="lexical", facets=True))
+    sem = vector_service.search(SearchRequest(q=PARAPHRASE, mode="semantic", facets=True))
+    hybrid = vector_service.search(SearchRequest(q=PARAPHRASE, mode="hybrid", facets=True))
+    assert sem.total > 0 and sem.word_total == 0
+    assert hybrid.word_total == lexical.total
+    assert max(lexical.total, sem.total) <= hybrid.total <= lexical.total + sem.total
+    for results in (sem, hybrid):
+        assert results.facets is not None
+        assert sum(v.count for v in results.facets["year"]) == results.total
+        assert {h.id for h in results.hits} <= {h.id for h in results.hits}
+        assert len(results.hits) == min(10, results.total)
+
+
+@pytest.mark.semantic
+def test_semantic_matches_are_the_records_over_the_floor(
+    vector_service: SearchService, vector_index: object, embedder: object
+) -> None:
+    results = vector_service.search(SearchRequest(q=PARAPHRASE, mode="semantic", page_size=100))
+    scores = [h.score for h in results.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s is not None and s >= semantic.FLOOR for s in scores)
+    assert len(results.hits) == results.total
+
+
+@pytest.mark.semantic
+def test_meaning_finds_what_words_do_not(vector_service: SearchService) -> None:
+    """No seed has "enormous" or "education": the words find little, the meaning finds
+    the papers on training huge networks at scale, first."""
+    results = vector_service.search(SearchRequest(q=PARAPHRASE, mode="semantic"))
+    titles = [h.title for h in results.hits[:3]]
+    assert any("Parallelism in Distributed Training" in t for t in titles), titles
+
+
+@pytest.mark.semantic
+def test_filters_apply_in_every_mode(vector_service: SearchService) -> None:
+    year = parse_year("2021")
+    for mode in ("hybrid", "semantic", "lexical"):
+        results = vector_service.search(
+            SearchRequest(q=PARAPHRASE, mode=mode, year=year, facets=True, page_size=100)  # type: ignore[arg-type]
+        )
+        assert all(h.year == 2021 for h in results.hits), mode
+        assert results.facets is not None
+        # Disjunctive: the year facet still counts the other years.
+        counted = {v.value: v.count for v in results.facets["year"]}
+        unfiltered = vector_service.search(
+            SearchRequest(q=PARAPHRASE, mode=mode, facets=True)  # type: ignore[arg-type]
+        )
+        assert unfiltered.facets is not None
+        assert counted == {v.value: v.count for v in unfiltered.facets["year"]}, mode
+
+
+@pytest.mark.semantic
+def test_a_record_found_by_meaning_shows_its_closest_sentence(
+    vector_service: SearchService,
+) -> None:
+    results = vector_service.search(SearchRequest(q=PARAPHRASE, mode="hybrid", page_size=50))
+    by_meaning = [h for h in results.hits if h.by_meaning]
+    assert by_meaning, "some hybrid hits have none of the words"
+    for hit in by_meaning:
+        assert hit.why and hit.snippet == hit.why
+        assert hit.why.split(" ")[0] in hit.abstract or hit.why[:20] in hit.abstract
+    assert all(not h.why for h in results.hits if not h.by_meaning)
+
+
+@pytest.mark.semantic
+def test_sorting_by_date_keeps_the_same_matches(vector_service: SearchService) -> None:
+    relevance = vector_service.search(SearchRequest(q=PARAPHRASE, page_size=100))
+    newest = vector_service.search(SearchRequest(q=PARAPHRASE, sort="newest", page_size=100))
+    assert newest.total == relevance.total
+    assert {h.id for h in newest.hits} == {h.id for h in relevance.hits}
+    years = [h.year or 0 for h in newest.hits]
+    assert years == sorted(years, reverse=True)
+
+
+@pytest.mark.semantic
+def test_pages_of_hybrid_results_do_not_overlap(vector_service: SearchService) -> None:
+    whole = vector_service.search(SearchRequest(q="training", page_size=20))
+    first = vector_service.search(SearchRequest(q="training", page_size=10))
+    second = vector_service.search(SearchRequest(q="training", page_size=10, page=2))
+    assert [h.id for h in first.hits + second.hits] == [h.id for h in whole.hits]
+    assert [h.rank for h in second.hits] == list(range(11, 11 + len(second.hits)))
+
+
+@pytest.mark.semantic
+def test_asking_for_meaning_where_there_are_no_vectors_names_the_fix(
+    service: SearchService,
+) -> None:
+    for mode in ("hybrid", "semantic"):
+        with pytest.raises(ParameterError, match="no vectors: add them with 'pubsearch embed'"):
+            service.search(SearchRequest(q="batch", mode=mode))  # type: ignore[arg-type]
+
+
+def test_an_unknown_mode_is_a_parameter_error() -> None:
+    with pytest.raises(ParameterError, match="mode"):
+        SearchRequest(q="batch", mode="fuzzy")  # type: ignore[arg-type]
+
+
+@pytest.mark.semantic
+def test_related_papers_are_the_nearest_by_meaning(vector_service: SearchService) -> None:
+    first = vector_service.search(SearchRequest(q="large batch optimization BERT")).hits[0]
+    related = vector_service.related(first.id, SearchRequest())
+    assert related.mode == "semantic"
+    assert first.id not in {h.id for h in related.hits}
+    scores = [h.score for h in related.hits]
+    assert scores == sorted(scores, reverse=True)
+    lexical = vector_service.related(first.id, SearchRequest(mode="lexical"))
+    assert lexical.mode == "lexical"
+    filtered = vector_service.related(first.id, SearchRequest(year=parse_year("2020")))
+    assert all(h.year == 2020 for h in filtered.hits)

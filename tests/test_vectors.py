@@ -1,0 +1,205 @@
+"""Vectors stored per generation: made by `pubsearch index`, added by `pubsearch embed`
+(resumable), kept by updates and rebuilds, never mixed between models."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pubsearch import storage, vectors
+from pubsearch.cli import main
+from pubsearch.embedding import Embedder
+from pubsearch.indexing import build_index, update_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.vectors import embed_index, generation_table, quantise, text_key
+
+pytestmark = pytest.mark.semantic
+
+SEED_RECORDS = 36
+
+
+def table_of(index_dir: Path) -> vectors.VectorTable:
+    live = storage.current_generation(index_dir)
+    assert live is not None
+    table = generation_table(live)
+    assert table is not None
+    return table
+
+
+def new_records(path: Path) -> Path:
+    lines = [
+        {
+            "id": "new-1",
+            "title": "Sparse attention for protein structure prediction",
+            "abstract": "We predict how proteins fold with a sparse transformer.",
+            "authors": ["A. Writer"],
+            "year": 2025,
+        },
+        {
+            "id": "new-2",
+            "title": "Coral reef bleaching under marine heatwaves",
+            "abstract": "Sea surface temperature anomalies and the loss of coral cover.",
+            "authors": ["B. Diver"],
+            "year": 2024,
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_quantised_vectors_keep_their_direction() -> None:
+    rng = np.random.default_rng(7)
+    raw = rng.normal(size=(50, 384)).astype(np.float32)
+    raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+    codes, scales = quantise(raw)
+    assert codes.dtype == np.int8 and scales.dtype == np.float32
+    back = codes.astype(np.float32) * scales[:, None]
+    cosines = (back * raw).sum(axis=1) / np.linalg.norm(back, axis=1)
+    assert cosines.min() > 0.999
+    zero_codes, zero_scales = quantise(np.zeros((1, 384), dtype=np.float32))
+    assert not zero_codes.any() and zero_scales[0] == 0
+
+
+def test_text_keys_are_stable_and_differ() -> None:
+    assert text_key("a title. an abstract") == text_key("a title. an abstract")
+    assert text_key("a title. an abstract") != text_key("a title. an abstract!")
+
+
+def test_index_makes_a_vector_per_record_within_400_bytes(tmp_path: Path, seeds_dir: Path) -> None:
+    result = CliRunner().invoke(main, ["index", "--index", str(tmp_path / "ix"), str(seeds_dir)])
+    assert result.exit_code == 0, result.output
+    assert f"vectors: {SEED_RECORDS} records have one ({SEED_RECORDS} made, 0 kept" in result.stdout
+    table = table_of(tmp_path / "ix")
+    assert table.size == SEED_RECORDS and table.present.all()
+    assert table.model == "all-MiniLM-L6-v2-int8"
+    assert table.codes.shape[1] + table.scales.itemsize <= 400  # bytes a record
+    assert not (tmp_path / "ix" / vectors.CHUNKS_DIR).exists()  # published: chunks removed
+
+
+def test_no_vectors_then_embed_then_nothing_left_to_do(tmp_path: Path, seeds_dir: Path) -> None:
+    runner = CliRunner()
+    ix = str(tmp_path / "ix")
+    built = runner.invoke(main, ["index", "--index", ix, "--no-vectors", str(seeds_dir)])
+    assert built.exit_code == 0 and "vectors:" not in built.stdout
+    live = storage.current_generation(tmp_path / "ix")
+    assert live is not None and generation_table(live) is None
+    embedded = runner.invoke(main, ["embed", "--index", ix])
+    assert embedded.exit_code == 0, embedded.output
+    assert f"{SEED_RECORDS} made" in embedded.stdout
+    assert storage.current_generation(tmp_path / "ix") != live  # a new generation
+    again = runner.invoke(main, ["embed", "--index", ix])
+    assert again.stdout.startswith(f"vectors: all {SEED_RECORDS} records have one (0 made")
+
+
+def test_embed_without_an_index_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["embed", "--index", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith("Error: no index at")
+    assert "Traceback" not in result.output
+
+
+class Interrupted(Exception):
+    pass
+
+
+class StopsAfter:
+    """The real model, interrupted (as by Ctrl-C) once it has made ``calls`` chunks."""
+
+    def __init__(self, embedder: Embedder, calls: int) -> None:
+        self._embedder = embedder
+        self._left = calls
+        self.model_id = embedder.model_id
+        self.dimensions = embedder.dimensions
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self._left == 0:
+            raise Interrupted
+        self._left -= 1
+        return self._embedder.embed(texts)
+
+
+def test_an_interrupted_embed_keeps_what_it_made_and_the_next_run_goes_on(
+    tmp_path: Path, seeds_dir: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    before = storage.current_generation(index_dir)
+    monkeypatch.setattr(vectors, "CHUNK_TEXTS", 10)
+    with pytest.raises(Interrupted):
+        embed_index(index_dir, StopsAfter(embedder, 2))  # type: ignore[arg-type]
+    assert storage.current_generation(index_dir) == before  # nothing published
+    chunks = list((index_dir / vectors.CHUNKS_DIR / embedder.model_id).glob("*.npz"))
+    assert len(chunks) == 2
+    summary = embed_index(index_dir, embedder)
+    assert summary.embedded == SEED_RECORDS - 20
+    assert summary.total == SEED_RECORDS
+    assert not (index_dir / vectors.CHUNKS_DIR).exists()
+
+
+def test_half_written_chunks_are_ignored(
+    tmp_path: Path, seeds_dir: Path, embedder: Embedder
+) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    folder = index_dir / vectors.CHUNKS_DIR / embedder.model_id
+    folder.mkdir(parents=True)
+    (folder / "1-broken.npz").write_bytes(b"PK\x03\x04 cut short by a kill")
+    assert embed_index(index_dir, embedder).total == SEED_RECORDS
+
+
+def test_update_gives_new_records_vectors_and_keeps_the_others(
+    tmp_path: Path, seeds_dir: Path, embedder: Embedder
+) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    embed_index(index_dir, embedder)
+    before = table_of(index_dir)
+    update_index(
+        index_dir,
+        read_paths([new_records(tmp_path / "new.jsonl")], ReadReport()),
+        embedder=embedder,
+    )
+    after = table_of(index_dir)
+    assert after.size == before.size + 2 and after.present.all()
+    # The seeds' vectors are the same numbers, not made again.
+    assert np.array_equal(after.codes[: before.size], before.codes)
+    assert np.array_equal(after.keys[: before.size], before.keys)
+
+
+def test_a_rebuild_of_the_same_records_makes_no_vector_again(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    runner = CliRunner()
+    ix = str(tmp_path / "ix")
+    assert runner.invoke(main, ["index", "--index", ix, str(seeds_dir)]).exit_code == 0
+    again = runner.invoke(main, ["index", "--index", ix, str(seeds_dir)])
+    assert again.exit_code == 0, again.output
+    assert f"0 made, {SEED_RECORDS} kept" in again.stdout
+
+
+def test_vectors_of_another_graph_are_not_used(
+    tmp_path: Path, seeds_dir: Path, embedder: Embedder
+) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    embed_index(index_dir, embedder)
+    exact = Embedder(quantised=False)
+    summary = embed_index(index_dir, exact)
+    assert summary.embedded == SEED_RECORDS
+    assert table_of(index_dir).model == exact.model_id
+
+
+def test_a_generation_copied_without_its_index_files_has_no_table(
+    tmp_path: Path, vector_index: Path
+) -> None:
+    live = storage.current_generation(vector_index)
+    assert live is not None
+    copy = tmp_path / "gen"
+    shutil.copytree(live, copy)
+    (copy / vectors.VECTORS_FILE).write_bytes(b"not an npz")
+    assert generation_table(copy) is None
