@@ -18,6 +18,11 @@ classic collections of ``../shared/data``::
     .venv/bin/python bench/relevance.py                         # all five
     .venv/bin/python bench/relevance.py scifact:train cranfield npl adi  # tuning set
     .venv/bin/python bench/relevance.py /data/beir/nfcorpus:test
+    .venv/bin/python bench/relevance.py --mode hybrid --work /tmp/pubsearch-fusion
+
+With ``--mode hybrid`` or ``semantic`` each corpus is indexed with vectors (the semantic
+extra; tens of records a second, so keep them with ``--work``: bench/fusion.py uses the
+same layout).
 
 Tune on the development collections and SciFact's train split; run SciFact's test split
 once, after choosing. ``--save FILE`` keeps each query's nDCG@10; ``--compare FILE`` sets
@@ -48,6 +53,8 @@ from ir_measures import RR, R, nDCG
 from pubsearch import trec
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
+from pubsearch.storage import current_generation
+from pubsearch.vectors import embed_index
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -140,11 +147,16 @@ def measured(
 
 
 def pubsearch_scores(
-    coll: Collection, index_dir: Path, queries: list[trec.BatchQuery], qrels: dict
+    coll: Collection,
+    index_dir: Path,
+    queries: list[trec.BatchQuery],
+    qrels: dict,
+    mode: str = "lexical",
 ) -> Scores:
     run: dict[str, dict[str, float]] = {}
     started = time.perf_counter()
-    for query_run in trec.run_in_processes(index_dir, queries, processes=2, hits=HITS):
+    runs = trec.run_in_processes(index_dir, queries, processes=2, hits=HITS, mode=mode)  # type: ignore[arg-type]
+    for query_run in runs:
         if query_run.error:
             print(f"error: {query_run.error}", file=sys.stderr)
         for line in query_run.lines:
@@ -254,21 +266,43 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="Write each query's nDCG@10 here (JSON).")
     parser.add_argument("--compare", type=Path, help="A file written by --save to compare with.")
     parser.add_argument("--no-reference", action="store_true", help="Skip the bm25s runs.")
+    parser.add_argument(
+        "--mode",
+        choices=["lexical", "hybrid", "semantic"],
+        default="lexical",
+        help="pubsearch's mode; hybrid and semantic index each corpus with vectors.",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="Keep the indexes (and their vectors) here, reused by the next run with the "
+        "same directory. Default: a temporary directory.",
+    )
     args = parser.parse_args()
 
     colls = [collection(spec) for spec in args.collections]
     rows = []
-    with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as tmp:
+    embedder = None
+    if args.mode != "lexical":
+        from pubsearch.embedding import Embedder
+
+        embedder = Embedder()
+    with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as scratch:
+        tmp = args.work or Path(scratch)
         indexes: dict[Path, Path] = {}
         tokens_of: dict[Path, tuple[list[str], object]] = {}
         for coll in colls:
             qrels = read_qrels(coll.qrels)
             queries = [q for q in trec.read_queries(coll.queries) if q.id in qrels]
             if coll.directory not in indexes:
-                index_dir = Path(tmp) / f"index-{len(indexes)}"
-                build_index(index_dir, read_paths([coll.directory / "corpus.jsonl"], ReadReport()))
+                index_dir = Path(tmp) / coll.directory.name
+                if args.work is None or current_generation(index_dir) is None:
+                    corpus = read_paths([coll.directory / "corpus.jsonl"], ReadReport())
+                    build_index(index_dir, corpus)
+                if embedder is not None:
+                    embed_index(index_dir, embedder)
                 indexes[coll.directory] = index_dir
-            ours = pubsearch_scores(coll, indexes[coll.directory], queries, qrels)
+            ours = pubsearch_scores(coll, indexes[coll.directory], queries, qrels, args.mode)
             theirs: dict[str, Scores] = {}
             if not args.no_reference:
                 if coll.directory not in tokens_of:

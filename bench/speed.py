@@ -12,7 +12,13 @@ answer the same seeded mix of queries:
   and subject counts over all matches (SQLite: GROUP BY, each facet without its own filter,
   as pubsearch counts them);
 * update (largest size only): ``pubsearch index --update`` of 1,000 changed records, then a
-  check that the saved facet table equals one read afresh from the updated index.
+  check that the saved facet table equals one read afresh from the updated index;
+* semantic (``--semantic N``, default 10,000; 0 skips it; needs the semantic extra): an
+  index of the first N records built with ``--no-vectors``, then ``pubsearch embed`` timed
+  (records/s), the time to embed a query, and the same faceted query mix in lexical and
+  hybrid mode, interleaved.
+
+The indexes of the sizes are built with ``--no-vectors``: the build is measured alone.
 
 Run from the repository root::
 
@@ -356,7 +362,9 @@ def time_queries(run: Callable[[Query], Any], queries: list[Query]) -> list[floa
     return out
 
 
-def pubsearch_runner(index: Path, facets: bool) -> tuple[Any, Callable[[Query], int]]:
+def pubsearch_runner(
+    index: Path, facets: bool, mode: str | None = None
+) -> tuple[Any, Callable[[Query], int]]:
     from pubsearch.request import SearchRequest, YearRange
     from pubsearch.searching import SearchService
 
@@ -369,6 +377,7 @@ def pubsearch_runner(index: Path, facets: bool) -> tuple[Any, Callable[[Query], 
             subjects=(q.subject,) if q.subject else (),
             facets=facets,
             facet_size=FACET_SIZE,
+            mode=mode,  # type: ignore[arg-type]
         )
         return service.search(request).total
 
@@ -396,7 +405,8 @@ def bench_size(
     index = work / f"index-{size}"
     db = work / f"fts-{size}.db"
     extra = ["--workers", str(workers)] if workers else []
-    wall, peak, out = run_measured([exe, "index", "--index", str(index), *extra, str(src)])
+    build = [exe, "index", "--index", str(index), "--no-vectors", *extra, str(src)]
+    wall, peak, out = run_measured(build)
     print(f"  pubsearch index: {out.strip()}", file=sys.stderr)
     s_wall, s_peak, _ = run_measured(
         [sys.executable, __file__, "--sqlite-build", str(db), str(src)]
@@ -495,6 +505,52 @@ def check_facets(index: Path, expected_new_author: int) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 
+def bench_semantic(data: Path, size: int, nqueries: int, work: Path) -> SizeResult:
+    """Embedding rate, query embedding time, and hybrid against lexical latency."""
+    from pubsearch.embedding import Embedder
+
+    result = SizeResult(size)
+    src = work / f"records-{size}.jsonl.gz"
+    actual = write_slice(data, size, src)
+    result.size = actual
+    exe = str(Path(sys.executable).parent / "pubsearch")
+    index = work / f"semantic-{size}"
+    subprocess.run([exe, "index", "--index", str(index), "--no-vectors", str(src)], check=True)
+    wall, peak, out = run_measured([exe, "embed", "--index", str(index)])
+    print(f"  pubsearch embed: {out.strip()}", file=sys.stderr)
+    result.add("pubsearch embed, records/s", actual / wall, None)
+    result.add("pubsearch embed, peak memory (MB)", peak, None, "{:,.0f}")
+    result.notes.append(
+        f"At {actual / wall:.1f} records/s, the 102,289 arXiv records embed in "
+        f"{102_289 / (actual / wall) / 60:.0f} minutes."
+    )
+    queries = query_mix(vocabulary(data, actual), nqueries)
+    embedder = Embedder()
+    embedder.embed(["warm up"])
+    result.add(
+        "query embedding, p50 (ms)",
+        percentiles(time_queries(lambda q: embedder.embed([q.text]), queries))[0],
+        None,
+    )
+    runners = {mode: pubsearch_runner(index, True, mode) for mode in ("lexical", "hybrid")}
+    for _, run in runners.values():
+        time_queries(run, queries[:20])
+    times: dict[str, list[float]] = {mode: [] for mode in runners}
+    for q in queries:  # interleaved: both modes see the same load
+        for mode, (_, run) in runners.items():
+            times[mode] += time_queries(run, [q])
+    for service, _ in runners.values():
+        service.close()
+    for name, lex, hyb in zip(
+        ("p50", "p95", "p99"),
+        percentiles(times["lexical"]),
+        percentiles(times["hybrid"]),
+        strict=True,
+    ):
+        result.add(f"top 10 + facets, {name} (ms): hybrid | lexical", hyb, lex)
+    return result
+
+
 def markdown(results: list[SizeResult]) -> str:
     lines = []
     for res in results:
@@ -517,6 +573,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=210, help="queries in the mix (>= 200)")
     parser.add_argument("--workers", type=int, default=None, help="pubsearch index workers")
     parser.add_argument("--workdir", type=Path, default=None, help="kept when given")
+    parser.add_argument(
+        "--semantic", type=int, default=10_000, help="records embedded for the semantic rows"
+    )
     parser.add_argument("--sqlite-build", nargs=2, metavar=("DB", "SOURCE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sqlite_build:
@@ -534,6 +593,9 @@ def main() -> None:
             results.append(
                 bench_size(args.data, size, args.queries, work, size == max(sizes), args.workers)
             )
+        if args.semantic:
+            print(f"semantic, {args.semantic:,} records ...", file=sys.stderr)
+            results.append(bench_semantic(args.data, args.semantic, args.queries, work))
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

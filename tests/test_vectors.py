@@ -203,3 +203,43 @@ def test_a_generation_copied_without_its_index_files_has_no_table(
     shutil.copytree(live, copy)
     (copy / vectors.VECTORS_FILE).write_bytes(b"not an npz")
     assert generation_table(copy) is None
+
+
+def test_embed_beside_a_running_server_switches_it_to_hybrid(
+    tmp_path: Path, seeds_dir: Path, serve: object
+) -> None:
+    import urllib.request
+
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+
+    def mode(url: str) -> str:
+        with urllib.request.urlopen(url + "/api/search?q=training+huge+networks") as answer:
+            data = json.loads(answer.read())
+        return str(data["mode"])
+
+    with serve(index_dir, tmp_path / "serve.log") as url:  # type: ignore[operator]
+        assert mode(url) == "lexical"
+        result = CliRunner().invoke(main, ["embed", "--index", str(index_dir)])
+        assert result.exit_code == 0, result.output
+        assert mode(url) == "hybrid"
+
+
+def test_query_and_batch_take_a_mode(tmp_path: Path, vector_index: Path) -> None:
+    runner = CliRunner()
+    ix = ["--index", str(vector_index)]
+    text = runner.invoke(main, ["query", "training huge networks", "--mode", "semantic", *ix])
+    assert text.exit_code == 0, text.output
+    assert "by meaning" in text.stdout and "close in meaning:" in text.stdout
+    as_json = runner.invoke(main, ["query", "training", "--format", "json", *ix])
+    assert json.loads(as_json.stdout)["mode"] == "hybrid"
+    queries = tmp_path / "q.tsv"
+    queries.write_text("1\ttraining huge networks\n", encoding="utf-8")
+    runs = {}
+    for mode in ("lexical", "semantic"):
+        result = runner.invoke(main, ["batch", str(queries), "--mode", mode, *ix])
+        assert result.exit_code == 0, result.output
+        runs[mode] = [line.split()[2] for line in result.stdout.splitlines()]
+    assert runs["lexical"] and runs["semantic"] and runs["lexical"] != runs["semantic"]
+    bad = runner.invoke(main, ["query", "x", "--mode", "fuzzy", *ix])
+    assert bad.exit_code == 2 and "fuzzy" in bad.stderr

@@ -33,7 +33,7 @@ FLOOR = 0.35
 # Candidates taken from each ranking before they are fused.
 DEPTH = 1000
 # The semantic score's share of a hybrid score (the keyword score has the rest).
-WEIGHT = 0.45
+WEIGHT = 0.3
 # Query vectors kept per process (paging through results asks for the same again).
 KEPT_QUERY_VECTORS = 256
 
