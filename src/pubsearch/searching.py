@@ -30,7 +30,6 @@ from pubsearch.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.generation import Generation, Snapshot
 from pubsearch.highlighting import (
     marked_words,
-    written_words,
 )
 from pubsearch.hits import HitMaker
 from pubsearch.masks import DocumentSet, FloatArray, query_mask
@@ -42,6 +41,7 @@ from pubsearch.querying import (
 )
 from pubsearch.readable import readable
 from pubsearch.records import Record, fold
+from pubsearch.related import more_like, shared_words
 from pubsearch.request import Mode, SearchRequest
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
@@ -55,9 +55,7 @@ NAME_BOOST = 2.0
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
-# More-like-this: (field, weight, key terms taken from it) for related records, and how
-# many of the closest are shown.
-RELATED_FIELDS = (("title", 2.0, 6), ("abstract", 1.0, 12))
+# How many of the closest records "related papers" shows.
 RELATED_MAX = 50
 
 
@@ -320,8 +318,8 @@ class SearchService:
             depth = max(semantic.DEPTH, need)
             ranked = semantic.top(sims, allowed, depth)
             if hybrid and text.query is not None:
-                lexical = top_documents(
-                    searcher, text.query, final & text.mask, depth, self._lengths(searcher)
+                lexical = self._top_by_words(
+                    searcher, text.query, final & text.mask, depth, text.relaxed
                 )
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
@@ -452,6 +450,29 @@ class SearchService:
             masks["year"] = table.year_mask(request.year.start, request.year.end)
         return masks
 
+    def _top_by_words(
+        self, searcher: Searcher, query: wq.Query, allowed: BoolArray, count: int, sentence: bool
+    ) -> list[tuple[float, int]] | None:
+        """The ``count`` best documents by the query's words, scored with numpy over the
+        matching documents (the same BM25F scores), instead of Whoosh stepping through
+        every match; None for a query that module does not score. ``sentence``: the relaxed
+        reading of a longer text, ranked with feedback from its best match (ranking.py)."""
+        lengths = self._lengths(searcher)
+
+        def feedback(docnum: int) -> wq.Query | None:
+            length = float(lengths(DEFAULT_FIELD)[docnum])
+            return ranking.feedback_query(searcher, docnum, length)
+
+        return top_documents(
+            searcher,
+            query,
+            allowed,
+            count,
+            lengths,
+            feedback if sentence else None,
+            ranking.FEEDBACK_WEIGHT,
+        )
+
     def _page(
         self,
         searcher: Searcher,
@@ -469,23 +490,7 @@ class SearchService:
         if first >= total:
             return ()
         if request.sort == "relevance" and query is not None:
-            # Plain word queries: scored with numpy over the matching documents (the same
-            # BM25F scores), instead of Whoosh stepping through every match.
-            lengths = self._lengths(searcher)
-
-            def feedback(docnum: int) -> wq.Query | None:
-                length = float(lengths(DEFAULT_FIELD)[docnum])
-                return ranking.feedback_query(searcher, docnum, length)
-
-            top = top_documents(
-                searcher,
-                query,
-                final,
-                first + request.page_size,
-                lengths,
-                feedback if sentence else None,
-                ranking.FEEDBACK_WEIGHT,
-            )
+            top = self._top_by_words(searcher, query, final, first + request.page_size, sentence)
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = marked_words(query)
@@ -654,7 +659,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        query, key_words = self._more_like_query(searcher, record_id)
+        query, key_words = more_like(searcher, record_id)
         narrowing = parse_query(request.q, searcher.schema)
         people = self._people(gen, table, request.authors)
         filters = self._filter_masks(request, table, people)
@@ -695,7 +700,7 @@ class SearchService:
         else:
             hits = self._page(searcher, query, request, closest, filters, total, table)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
-        hits = tuple(replace(hit, shared=_shared_words(analyzer, hit, key_words)) for hit in hits)
+        hits = tuple(replace(hit, shared=shared_words(analyzer, hit, key_words)) for hit in hits)
         facets = self._facets(request, table, closest, {}, people) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
@@ -723,31 +728,6 @@ class SearchService:
         return tuple(
             self._hits.make(results[i], i + 1, marks, request) for i in range(first, len(ranked))
         )
-
-    def _more_like_query(
-        self, searcher: Searcher, record_id: str
-    ) -> tuple[wq.Query, dict[str, str]]:
-        """The query of the records like ``record_id``, and its key words (stem -> the
-        word as the record writes it)."""
-        stored = searcher.document(id=record_id)
-        if stored is None:
-            raise RecordNotFoundError(f"no record with id {record_id!r}")
-        terms: list[wq.Query] = []
-        words: dict[str, str] = {}
-        for fieldname, boost, numterms in RELATED_FIELDS:
-            text = stored.get(fieldname) or ""
-            if not text:
-                continue
-            key_terms = searcher.key_terms_from_text(fieldname, text, numterms=numterms * 2)
-            # Short and numeric terms ("al", "2018") say little about what a paper is about.
-            kept = [(w, s) for w, s in key_terms if len(w) > 2 and not w.isdigit()]
-            written = written_words(searcher.schema[fieldname].analyzer, readable(text))
-            for word, weight in kept[:numterms]:
-                terms.append(wq.Term(fieldname, word, boost=float(weight) * boost))
-                words.setdefault(word, written.get(word, word))
-        if not terms:
-            return wq.NullQuery, {}
-        return wq.AndNot(wq.Or(terms), wq.Term("id", record_id)), words
 
 
 def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
@@ -790,10 +770,3 @@ def _multi_facet(
     out = [FacetValue(values.labels[v], int(counts[v]), v in selected) for v in ranked]
     out += [FacetValue(value, 0, True) for value in unknown or ()]
     return tuple(out)
-
-
-def _shared_words(analyzer: Any, hit: Hit, key_words: dict[str, str]) -> tuple[str, ...]:
-    """The key words (``key_words``: term -> word) that ``hit``'s title or abstract has,
-    in the order of the key words."""
-    have = set(analyzer.words(f"{hit.title}\n{hit.abstract}"))
-    return tuple(word for term, word in key_words.items() if term in have)
