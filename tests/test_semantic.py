@@ -210,3 +210,13 @@ def test_related_papers_are_the_nearest_by_meaning(vector_service: SearchService
     assert lexical.mode == "lexical"
     filtered = vector_service.related(first.id, SearchRequest(year=parse_year("2020")))
     assert all(h.year == 2020 for h in filtered.hits)
+
+
+@pytest.mark.semantic
+def test_meaning_only_says_nothing_of_words(vector_service: SearchService) -> None:
+    """In semantic mode the words' reading (relaxed, spelling) is not reported."""
+    results = vector_service.search(SearchRequest(q=PARAPHRASE, mode="semantic"))
+    assert not results.relaxed and results.all_words_total is None
+    assert results.suggestion is None and results.corrected_from is None
+    typo = vector_service.search(SearchRequest(q="trainnig hgue netwroks", mode="semantic"))
+    assert typo.corrected_from is None and typo.request.q == "trainnig hgue netwroks"

@@ -155,9 +155,19 @@ class _VectorProgress:
 
     def __init__(self) -> None:
         self._bar: Any = None
+        self._said = False
 
     def update(self, done: int, todo: int) -> None:
-        if not sys.stderr.isatty() or not todo:
+        if not todo:
+            return
+        if not self._said:
+            self._said = True
+            click.echo(
+                f"vectors: making {todo:,} (the index already answers by words; Ctrl-C "
+                "stops, and 'pubsearch embed' goes on from there)",
+                err=True,
+            )
+        if not sys.stderr.isatty():
             return
         if self._bar is None:
             from tqdm import tqdm

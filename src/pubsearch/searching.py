@@ -236,9 +236,15 @@ class SearchService:
                 searcher, text.query, request, final, filters, total, table, text.relaxed
             )
         facets = self._facets(request, table, matched, filters, people) if request.facets else None
+        if mode == "semantic":  # the words' reading says nothing about these results
+            text = replace(text, relaxed=False, all_words_total=None)
         suggestion = None
         words_found = total if word_total is None else word_total
-        if text.query is not None and (words_found < FEW_RESULTS or text.relaxed):
+        if (
+            mode != "semantic"
+            and text.query is not None
+            and (words_found < FEW_RESULTS or text.relaxed)
+        ):
             suggestion = self._suggest(searcher, request.q, table, gen)
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
