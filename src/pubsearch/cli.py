@@ -289,7 +289,8 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
         shown = f"{first}-{last} of " if results.hits else "page beyond the last; "
         how = ""
         if results.mode == "hybrid":
-            how = f", {results.word_total:,} by their words, the others by meaning"
+            alone = results.total - (results.word_total or 0)
+            how = f", {results.word_total:,} by their words, {alone:,} by meaning alone"
         elif results.mode == "semantic":
             how = ", by meaning"
         click.echo(
