@@ -344,7 +344,7 @@ def test_index_progress_bar_shows_rate_and_time_left(
 ) -> None:
     import sys
 
-    from pubsearch.cli import _Progress
+    from pubsearch.progress import IndexProgress as _Progress
     from pubsearch.readers import ReadReport, read_paths
 
     sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
