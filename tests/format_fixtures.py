@@ -1,9 +1,9 @@
 """The fixtures of tests/data/formats/ and what they should read as.
 
 Each file is written in one tool's export shape (see tests/data/formats/README.md). Its
-records made from arXiv records are listed, field by field, in ``expected.json``, in file
-order; the hand-written awkward entries that follow them are checked by each format's
-tests.
+records made from arXiv records are listed, field by field, in file order, in
+``tests/data/formats-expected.json``; the hand-written awkward entries that follow them
+are checked by each format's tests.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ CHECKED_FIELDS = (
 
 @cache
 def expected(name: str) -> tuple[dict[str, Any], ...]:
-    """The records of ``name`` made from arXiv records, as ``expected.json`` lists them."""
-    listed = json.loads((FORMATS_DIR / "expected.json").read_text(encoding="utf-8"))
+    """The records of ``name`` made from arXiv records, as ``formats-expected.json`` lists them."""
+    listed = json.loads((FORMATS_DIR.parent / "formats-expected.json").read_text(encoding="utf-8"))
     return tuple(listed[name])
 
 

@@ -67,6 +67,6 @@ def test_ids_and_the_citation_count() -> None:
 def test_an_api_response_is_read_work_by_work() -> None:
     records, report = read_fixture("openalex-response.json")
     assert report.problems == []
-    assert [r.authors[0] for r in records] == ["Berthy Feng", "Jun Myeong Choi"]
+    assert [r.authors[0] for r in records] == ["Berthy T. Feng", "Jun Myeong Choi"]
     assert records[0].cited_by == 0
     assert records[1].doi == "10.48550/arxiv.2605.28811"  # "doi" is null: from ids.doi

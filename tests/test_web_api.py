@@ -76,6 +76,7 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "query",
         "filters",
         "sort",
+        "sorts",
         "total",
         "page",
         "page_size",

@@ -247,9 +247,11 @@ def test_related_page(client: FlaskClient, app: Flask) -> None:
 def test_export_links_and_note(client: FlaskClient, seed_index: Path) -> None:
     page = text(client, "/?q=training&page=2&page_size=5")
     exports = re.findall(r'<a href="([^"]+)" download>([^<]+)</a>', page)
-    assert [label for _, label in exports] == ["BibTeX", "CSV", "JSON lines"]
+    assert [label for _, label in exports] == ["BibTeX", "RIS", "CSL JSON", "CSV", "JSON lines"]
     assert [html.unescape(u) for u, _ in exports] == [
         "/export.bib?q=training",
+        "/export.ris?q=training",
+        "/export.json?q=training",
         "/export.csv?q=training",
         "/export.jsonl?q=training",
     ]

@@ -35,6 +35,7 @@ class Hit:
     date: str | None = None  # YYYY-MM-DD where the source gives the day
     abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
     shared: tuple[str, ...] = ()  # a related record: the key words it shares
+    cited_by: int | None = None  # how many works cite it, where the source counts them
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class SearchResults:
     # Nothing matched the text as typed: these are the results of its spelling correction
     # (request.q), and this is what was typed.
     corrected_from: str | None = None
+    # The index has citation counts: "cited" (most cited first) is a sort it offers.
+    citations: bool = False
 
     @property
     def pages(self) -> int:
@@ -99,3 +102,4 @@ class IndexStats:
     top_subjects: tuple[FacetValue, ...]
     authors: int
     subjects: int
+    cited: int = 0  # records with a citation count

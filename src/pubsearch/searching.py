@@ -28,7 +28,7 @@ from whoosh.searching import Searcher
 from pubsearch import ranking, storage
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import RecordNotFoundError
-from pubsearch.facets import BoolArray, FacetTable, MultiValued
+from pubsearch.facets import NO_COUNT, BoolArray, FacetTable, MultiValued
 from pubsearch.highlighting import (
     SNIPPET_CHARS,
     MarkFormatter,
@@ -48,14 +48,12 @@ from pubsearch.querying import (
 )
 from pubsearch.readable import readable
 from pubsearch.records import Record, fold
-from pubsearch.request import (
-    SearchRequest,
-)
+from pubsearch.request import SearchRequest, check_sort
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.segments import w3format
 from pubsearch.spelling import Spelling, worth_correcting
-from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
+from pubsearch.topdocs import documents_by_count, documents_by_year, field_lengths, top_documents
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -286,6 +284,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen)
         people = self._people(gen, table, request.authors)
         filters, final = self._filtered(text.mask, request, table, people)
@@ -311,6 +310,7 @@ class SearchService:
             all_words_total=text.all_words_total,
             notices=text.notices,
             authors_found=_names_found(people, table),
+            citations=table.has_citations,
         )
 
     def suggest(self, text: str) -> str | None:
@@ -454,17 +454,22 @@ class SearchService:
                     self._hit(ranked[i], i + 1, marks, request) for i in range(first, len(top))
                 )
         else:
-            # By year: the same scores, ordered with numpy by year first.
-            top = documents_by_year(
-                searcher,
-                query,
-                final,
-                first + request.page_size,
-                self._lengths(searcher),
-                table.years,
-                newest=request.sort != "oldest",
-                dates=table.dates,
-            )
+            # By year, or by citation count: the same scores, ordered with numpy.
+            if request.sort == "cited":
+                top = documents_by_count(
+                    searcher, query, final, first + request.page_size, table.cited, self._lengths
+                )
+            else:
+                top = documents_by_year(
+                    searcher,
+                    query,
+                    final,
+                    first + request.page_size,
+                    self._lengths(searcher),
+                    table.years,
+                    newest=request.sort != "oldest",
+                    dates=table.dates,
+                )
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = marked_words(query) if query is not None else None
@@ -535,6 +540,7 @@ class SearchService:
             title_html=title_html,
             untitled=not record.title,
             date=record.date,
+            cited_by=record.cited_by,
             abstract_html=abstract_html,
         )
 
@@ -645,6 +651,7 @@ class SearchService:
             top_subjects=_multi_facet(table.subjects, live, [], top),
             authors=int((table.authors.count(live) > 0).sum()),
             subjects=int((table.subjects.count(live) > 0).sum()),
+            cited=int(((table.cited != NO_COUNT) & live).sum()),
         )
 
     # -- related records -------------------------------------------------------------------
@@ -661,6 +668,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        check_sort(request, table.has_citations)
         query, key_words = self._more_like_query(searcher, record_id)
         narrowing = parse_query(request.q, searcher.schema)
         if narrowing is not None:
@@ -684,7 +692,13 @@ class SearchService:
         facets = self._facets(request, table, closest, {}, people) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
-            request, total, hits, facets, round(took, 2), authors_found=_names_found(people, table)
+            request,
+            total,
+            hits,
+            facets,
+            round(took, 2),
+            authors_found=_names_found(people, table),
+            citations=table.has_citations,
         )
 
     def _more_like_query(

@@ -201,8 +201,10 @@ def arxiv_id_of_doi(doi: str | None) -> str | None:
 
 
 def keywords_from(text: str) -> list[str]:
-    """Keywords of one field (``a, b; c``), in order, each trimmed."""
-    return [k.strip() for k in re.split(r"[;,]", text) if k.strip()]
+    """Keywords of one field, in order, each trimmed: separated by semicolons when there
+    are any (a keyword may hold commas: ``Computer Science - Computational Engineering,
+    Finance, and Science``), else by commas."""
+    return [k.strip() for k in text.split(";" if ";" in text else ",") if k.strip()]
 
 
 def date_parts(value: object) -> tuple[int | None, str | None]:
