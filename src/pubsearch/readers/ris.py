@@ -14,6 +14,7 @@ Tags read (the first present of each group winning)::
     DO                        DOI
     UR                        links: an arxiv.org link gives the arXiv id (an arXiv DOI too)
     JO, JF, T2, PB            the record's source
+    N1 "Cited By :12"         a citation count, as Scopus (and pubsearch's export) writes it
 
 A record without a title or abstract is reported and skipped.
 """
@@ -39,6 +40,8 @@ from pubsearch.records import Record, checked_date
 _TAG = re.compile(r"^([A-Z][A-Z0-9])  -(?: |$)")
 _RIS_DATE = re.compile(r"^\s*(\d{4})(?:[/-](\d{1,2})?(?:[/-](\d{1,2})?)?)?")
 _ARXIV_NOTE = re.compile(r"arxiv[:\s]+([\w.\-/]+\d)", re.IGNORECASE)
+# A citation count in a note, as Scopus (and pubsearch's export) writes it: "Cited By :12".
+_CITED_BY = re.compile(r"^cited by\s*:?\s*(\d+)$", re.IGNORECASE)
 _MAX_RECORD_LINES = 20_000
 
 
@@ -150,6 +153,14 @@ def _arxiv_id(entry: dict[str, Any], doi: str) -> str | None:
     return found
 
 
+def _cited_by(entry: dict[str, Any]) -> int | None:
+    for note in _list(entry, "notes"):
+        match = _CITED_BY.match(note)
+        if match:
+            return int(match.group(1))
+    return None
+
+
 def record_from_ris(entry: dict[str, Any], where: str) -> Record | None:
     """The record of one parsed RIS entry (rispy's names for the tags), or ``None`` when it
     has neither a title nor an abstract."""
@@ -171,4 +182,5 @@ def record_from_ris(entry: dict[str, Any], where: str) -> Record | None:
         origins=(where,),
         arxiv_id=_arxiv_id(entry, doi),
         doi=doi or None,
+        cited_by=_cited_by(entry),
     )
