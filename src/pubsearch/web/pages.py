@@ -103,8 +103,8 @@ class Chip:
 
 @dataclass(frozen=True)
 class SubjectTag:
-    code: str
-    name: str
+    code: str  # the subject as recorded: an arXiv code, a keyword, an OpenAlex topic
+    name: str  # an arXiv code's full name; "" for any other subject
     url: str
 
 
