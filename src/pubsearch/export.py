@@ -442,8 +442,8 @@ class _RisWriter(RisWriter):  # type: ignore[misc]  # rispy is untyped
 def records_to_ris(records: Iterable[Record]) -> str:
     """RIS records, each from ``TY`` to ``ER``."""
     text: str = rispy.dumps([record_to_ris(r) for r in records], implementation=_RisWriter)
-    records = text.replace("\n\nTY  - ", "\nTY  - ").strip("\n").replace("ER  - \n", "ER  - \n\n")
-    return records + "\n" if records else ""
+    written = text.replace("\n\nTY  - ", "\nTY  - ").strip("\n").replace("ER  - \n", "ER  - \n\n")
+    return written + "\n" if written else ""
 
 
 def _keyed(records: Iterable[Record]) -> Iterator[tuple[Record, str]]:
