@@ -3,8 +3,12 @@ abstracts, names, dates and citation counts."""
 
 from __future__ import annotations
 
-from format_fixtures import FORMATS_DIR, assert_records_as_expected, read_fixture
+import json
+from pathlib import Path
 
+from format_fixtures import FORMATS_DIR, assert_records_as_expected, fields_of, read_fixture
+
+from pubsearch.readers import ReadReport, read_paths
 from pubsearch.readers.crossref import jats_text, record_from_work
 
 
@@ -55,3 +59,14 @@ def test_jats_abstracts_lose_their_tags_and_headings() -> None:
 def test_an_arxiv_doi_gives_the_arxiv_id() -> None:
     record = record_from_work({"title": ["T"], "DOI": "10.48550/arXiv.2401.00001"}, "x:1")
     assert record is not None and record.arxiv_id == "2401.00001"
+
+
+def test_a_response_pretty_printed_by_jq_reads_the_same(tmp_path: Path) -> None:
+    compact, _ = read_fixture("crossref-works.json")
+    response = json.loads((FORMATS_DIR / "crossref-works.json").read_text(encoding="utf-8"))
+    pretty = tmp_path / "works.json"
+    pretty.write_text(json.dumps(response, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    report = ReadReport()
+    records = list(read_paths([pretty], report))
+    assert report.problems == []
+    assert [fields_of(r) for r in records] == [fields_of(r) for r in compact]

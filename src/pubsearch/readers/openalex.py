@@ -32,7 +32,9 @@ from pubsearch.readers.jsonstream import iter_objects, sniff_keys, sniff_objects
 from pubsearch.readers.report import ReadReport
 from pubsearch.records import Record
 
-_MARKERS = frozenset({"abstract_inverted_index", "authorships", "cited_by_count"})
+_MARKERS = frozenset(
+    {"abstract_inverted_index", "authorships", "cited_by_count", "publication_year"}
+)
 MIN_CONCEPT_SCORE = 0.3
 
 
