@@ -246,7 +246,12 @@ def _summary_line(
 @main.command("query", context_settings={"ignore_unknown_options": True})
 @click.argument("text", nargs=-1)
 @click.option("--author", "authors", multiple=True, help="Only this author (repeat for OR).")
-@click.option("--subject", "subjects", multiple=True, help="Only this subject: an arXiv code (cs.LG), a keyword or a topic.")
+@click.option(
+    "--subject",
+    "subjects",
+    multiple=True,
+    help="Only this subject: an arXiv code (cs.LG), a keyword or a topic.",
+)
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option(
     "--sort",
