@@ -82,6 +82,15 @@ def vector_service(vector_index: Path) -> Iterator[SearchService]:
     svc.close()
 
 
+@pytest.fixture(scope="session")
+def formats_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of tests/data/formats/ (BibTeX, RIS, CSL JSON, OpenAlex, Crossref: records
+    with keywords and topics for subjects, and citation counts), shared read-only."""
+    index_dir = tmp_path_factory.mktemp("formats-index")
+    build_index(index_dir, read_paths([DATA / "formats"], ReadReport()))
+    return index_dir
+
+
 @pytest.fixture
 def service(seed_index: Path) -> Iterator[SearchService]:
     svc = SearchService(seed_index)

@@ -518,3 +518,47 @@ def test_the_mode_switch_applies_at_once(page: Page, vector_server: str) -> None
     with page.expect_navigation():
         page.get_by_label("Match").select_option("hybrid")
     assert "mode" not in url_params(page)  # the default is left out of the URL
+
+
+@pytest.fixture(scope="module")
+def library_server(
+    formats_index: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    serve: Callable[[Path, Path], AbstractContextManager[str]],
+) -> Iterator[str]:
+    """`pubsearch serve` of tests/data/formats: keywords, OpenAlex topics, citation counts."""
+    with serve(formats_index, tmp_path_factory.mktemp("library") / "serve.log") as url:
+        yield url
+
+
+def test_most_cited_sort_and_subjects_as_they_are(
+    page: Page, library_server: str, tmp_path: Path
+) -> None:
+    page.goto(library_server + "/?q=learning")
+    with page.expect_navigation():
+        page.get_by_label("Sort").select_option("cited")
+    assert url_params(page) == {"q": ["learning"], "sort": ["cited"]}
+    expect(page.get_by_label("Sort")).to_have_value("cited")
+    cited = [
+        int(c.removeprefix("Cited by ").replace(",", ""))
+        for c in page.locator(".hit .cited").all_inner_texts()
+    ]
+    assert len(cited) >= 5 and cited == sorted(cited, reverse=True)
+
+    # A topic is a subject of its own: no arXiv name beside it; ticking it filters.
+    topic = "Advanced Neural Network Applications"
+    box, count = facet_box(page, "subject", topic)
+    expect(box).to_be_visible()
+    label = page.locator("#facet-subject-list li").filter(
+        has=page.locator(f'input[value="{topic}"]')
+    )
+    expect(label.locator(".facet-title")).to_have_count(0)
+    expected = int(count.inner_text())
+    tick(page, "subject", topic, True)
+    assert url_params(page) == {"q": ["learning"], "sort": ["cited"], "subject": [topic]}
+    assert total(page) == expected
+    page.screenshot(path=str(tmp_path / "library.png"), full_page=True)
+    shot = os.environ.get("PUBSEARCH_LIBRARY_SCREENSHOT")
+    if shot:
+        page.goto(library_server + "/?q=learning&sort=cited")
+        page.screenshot(path=shot, full_page=True)

@@ -300,6 +300,7 @@ def test_no_results_with_filters_suggests_dropping_one(runner: CliRunner, cli_in
         (["x", "--page", "0"], ["page"]),
         (["x", "--limit", "1000"], ["page_size"]),
         (["x" * 20_001], ["characters long"]),
+        (["x", "--sort", "cited"], ["sort", "citation counts", "OpenAlex"]),
     ],
 )
 def test_query_usage_errors_exit_2(
@@ -346,7 +347,7 @@ def test_index_progress_bar_shows_rate_and_time_left(
 ) -> None:
     import sys
 
-    from pubsearch.cli_indexing import _Progress
+    from pubsearch.progress import IndexProgress as _Progress
     from pubsearch.readers import ReadReport, read_paths
 
     sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
@@ -391,3 +392,38 @@ def test_a_page_past_the_last_is_an_error(runner: CliRunner, cli_index: Path) ->
         2,
         "there are no results",
     )
+
+
+# -- reference-manager formats -------------------------------------------------------------
+
+
+def test_index_library_files_and_sort_by_citations(
+    runner: CliRunner, tmp_path: Path, formats_index: Path
+) -> None:
+    formats = Path(__file__).parent / "data" / "formats"
+    result = run(runner, "index", "--index", str(tmp_path / "ix"), str(formats))
+    assert result.exit_code == 0, result.output
+    assert f"warning: {formats / 'library.bib'}:407: BibTeX entry not parsed" in result.stderr
+    assert "Traceback" not in result.output
+    assert "indexed 101 records" in result.stdout
+    out = run(runner, "query", "--index", str(formats_index), "--sort", "cited", "--limit", "3")
+    assert out.exit_code == 0, out.output
+    assert "cited by 169" in out.stdout
+    stats = run(runner, "stats", "--index", str(formats_index))
+    assert "citations:" in stats.stdout
+
+
+@pytest.mark.parametrize("fmt", ["ris", "csljson"])
+def test_query_exports_for_reference_managers(
+    runner: CliRunner, formats_index: Path, tmp_path: Path, fmt: str
+) -> None:
+    result = run(runner, "query", "--index", str(formats_index), "black hole", "--format", fmt)
+    assert result.exit_code == 0, result.output
+    exported = tmp_path / f"refs.{fmt}"
+    exported.write_text(result.stdout, encoding="utf-8")
+    again = run(runner, "index", "--index", str(tmp_path / "ix"), str(exported))
+    assert (
+        again.exit_code == 0 and "indexed 1 records; 0 duplicates merged; 0 blocks" in again.stdout
+    )
+    shown = run(runner, "show", "--index", str(tmp_path / "ix"), "2602.08029")
+    assert "Berthy T. Feng; Andrew A. Chael" in shown.stdout

@@ -363,3 +363,34 @@ def test_syntax_error_in_array_names_its_line() -> None:
         read_text(text, "s.json")
     assert caught.value.where == "s.json:3"
     assert "invalid JSON in array" in str(caught.value)
+
+
+def test_pretty_printed_objects_one_after_another() -> None:
+    one = json.dumps({"title": "One", "authors": [{"name": "A. One"}], "meta": {"x": 1}}, indent=2)
+    two = json.dumps({"title": "Two"}, indent=4)
+    broken = '{\n  "title": "Broken",\n  "year": ,\n}'
+    records, report = read_text("\n".join([one, two, broken, "", one]) + "\n")
+    assert [r.title for r in records] == ["One", "Two", "One"]
+    assert [r.origins for r in records][:2] == [
+        ("mem.jsonl:1",),
+        (f"mem.jsonl:{one.count(chr(10)) + 2}",),
+    ]
+    start = one.count("\n") + two.count("\n") + 3
+    assert [(p.where, p.message.split(" (")[0]) for p in report.problems] == [
+        (f"mem.jsonl:{start + 2}", "not valid JSON")
+    ]
+
+
+def test_a_pretty_printed_object_cut_short_is_reported() -> None:
+    records, report = read_text('{\n  "title": "Cut",\n  "authors": [\n')
+    assert records == []
+    assert [str(p) for p in report.problems] == [
+        "mem.jsonl:1: JSON object ends early (no closing '}'); skipped"
+    ]
+
+
+def test_a_brace_alone_at_the_start_of_a_line_inside_an_object_is_read_on() -> None:
+    text = '{\n"title": "Flat",\n"meta": {\n"x": 1\n}\n,"year": 2020\n}\n'
+    records, report = read_text(text)
+    assert [(r.title, r.year) for r in records] == [("Flat", 2020)]
+    assert report.problems == []

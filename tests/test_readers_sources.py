@@ -296,11 +296,40 @@ def test_forced_format_reads_content_detection_would_refuse(tmp_path: Path) -> N
 
 
 def test_unknown_format() -> None:
-    with pytest.raises(ParameterError, match="unknown format 'bibtex'"):
-        read(CORPUS_SAMPLE, fmt="bibtex")
+    with pytest.raises(ParameterError, match="unknown format 'endnote'"):
+        read(CORPUS_SAMPLE, fmt="endnote")
 
 
 def test_the_format_names_the_command_line_offers_are_the_readers() -> None:
     from pubsearch.readers import FORMAT_NAMES, FORMATS
 
     assert FORMAT_NAMES == tuple(FORMATS)
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("library.bib", "bibtex"),
+        ("library.ris", "ris"),
+        ("library.csl.json", "csljson"),
+        ("openalex-works.jsonl", "openalex"),
+        ("openalex-response.json", "openalex"),
+        ("crossref-works.json", "crossref"),
+        ("crossref-work.json", "crossref"),
+        ("crossref-works.jsonl", "crossref"),
+    ],
+)
+def test_library_formats_are_detected_from_their_content(name: str, fmt: str) -> None:
+    from pubsearch.readers.sources import detect_format
+
+    path = DATA / "formats" / name
+    first = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)[:32]
+    assert detect_format(first) == fmt
+    forced, _ = read(path, fmt=fmt)
+    detected, _ = read(path)
+    assert forced == detected and len(detected) >= 1
+
+
+def test_a_bib_file_forced_as_ris_finds_nothing_to_read(tmp_path: Path) -> None:
+    records, _ = read(DATA / "formats" / "library.bib", fmt="ris")
+    assert records == []

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from pubsearch.records import (
     MARK_START,
     Record,
+    author_identity,
     clean_text,
     fold,
+    merge,
     merge_records,
     normalize_arxiv_id,
     normalize_doi,
@@ -170,7 +172,7 @@ def test_url_is_arxiv_abstract_page_when_known() -> None:
 
 from functools import reduce  # noqa: E402
 
-from pubsearch.records import StreamingMerger, Written, merge  # noqa: E402
+from pubsearch.records import StreamingMerger, Written  # noqa: E402
 
 _records = st.builds(
     Record,
@@ -376,3 +378,28 @@ def test_a_record_pickles_as_itself_without_its_post_init_again(
     assert ("identity_keys" in vars(back)) is keys_known
     assert back.identity_keys == ("arxiv:2401.00001", "doi:10.1/x", "title:a title|2024")
     assert copy.deepcopy(record) == record
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["Christian S Hardtke", "Christian S. Hardtke", "Hardtke, Christian S.", "christian s hardtke"],
+)
+def test_names_differing_in_the_dots_of_initials_or_the_order_are_one_author(
+    spelling: str,
+) -> None:
+    record = Record(title="T", authors=("Christian S. Hardtke", spelling, "C. Hardtke"))
+    assert record.authors == ("Christian S. Hardtke", "C. Hardtke")
+    assert author_identity(spelling) == "christian s hardtke"
+    assert author_identity("J.-P. Dupont") == author_identity("J.-P Dupont") == "j-p dupont"
+
+
+def test_merge_keeps_the_larger_citation_count() -> None:
+    a = Record(title="T", doi="10.1/x", cited_by=3)
+    b = Record(title="T", doi="10.1/x", cited_by=12, authors=("Christian S Hardtke",))
+    c = Record(title="T", doi="10.1/x", authors=("Christian S. Hardtke",))
+    assert merge(a, b).cited_by == 12
+    assert merge(b, a).cited_by == 12
+    assert merge(c, Record(title="T", doi="10.1/x")).cited_by is None
+    merged = merge(merge(a, b), c)
+    assert merged.cited_by == 12
+    assert merged.authors == ("Christian S Hardtke",)

@@ -54,3 +54,13 @@ def test_table_covers_the_main_archives() -> None:
     assert {"cs", "math", "stat", "eess", "physics", "q-bio", "q-fin", "econ"} <= prefixes
     assert {"astro-ph", "cond-mat", "nlin"} <= prefixes
     assert sum(1 for c in CATEGORIES if c.startswith("cs.")) == 40
+
+
+def test_only_subjects_written_as_codes_get_an_arxiv_name() -> None:
+    from pubsearch.subjects import arxiv_subject_name
+
+    assert arxiv_subject_name("cs.LG") == arxiv_subject_name("cs.lg") == "Machine Learning"
+    assert arxiv_subject_name("hep-th") == "High Energy Physics - Theory"
+    assert arxiv_subject_name("Physics") is None  # an OpenAlex concept, not the archive
+    assert arxiv_subject_name("Machine learning") is None
+    assert arxiv_subject_name("") is None

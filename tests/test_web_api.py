@@ -77,6 +77,7 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "filters",
         "sort",
         "mode",
+        "sorts",
         "total",
         "word_total",
         "page",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -247,9 +248,11 @@ def test_related_page(client: FlaskClient, app: Flask) -> None:
 def test_export_links_and_note(client: FlaskClient, seed_index: Path) -> None:
     page = text(client, "/?q=training&page=2&page_size=5")
     exports = re.findall(r'<a href="([^"]+)" download>([^<]+)</a>', page)
-    assert [label for _, label in exports] == ["BibTeX", "CSV", "JSON lines"]
+    assert [label for _, label in exports] == ["BibTeX", "RIS", "CSL JSON", "CSV", "JSON lines"]
     assert [html.unescape(u) for u, _ in exports] == [
         "/export.bib?q=training",
+        "/export.ris?q=training",
+        "/export.json?q=training",
         "/export.csv?q=training",
         "/export.jsonl?q=training",
     ]
@@ -314,3 +317,77 @@ def test_the_search_box_takes_a_pasted_abstract(client: FlaskClient) -> None:
     # The browser cuts what is typed or pasted at maxlength: it must hold a whole query.
     box = re.search(r'<input id="q"[^>]*>', text(client, "/")).group()
     assert f'maxlength="{MAX_QUERY_CHARS}"' in box and MAX_QUERY_CHARS >= 10_000
+
+
+# -- an index of reference-manager and OpenAlex records (tests/data/formats) ---------------
+
+
+@pytest.fixture
+def formats_client(formats_index: Path) -> Iterator[FlaskClient]:
+    app = create_app(formats_index, test_config={"TESTING": True})
+    yield app.test_client()
+    app.extensions[SERVICE_KEY].close()
+
+
+def sort_options(page: str) -> list[tuple[str, str]]:
+    select = re.search(r'<select id="sort".*?</select>', page, re.DOTALL)
+    assert select is not None
+    return re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', select.group(0))
+
+
+def test_most_cited_is_offered_only_where_the_index_has_counts(
+    client: FlaskClient, formats_client: FlaskClient
+) -> None:
+    assert ("cited", "Most cited") not in sort_options(text(client, "/?q=batch"))
+    assert ("cited", "Most cited") not in sort_options(text(client, "/"))
+    assert sort_options(text(formats_client, "/?q=learning")) == [
+        ("relevance", "Relevance"),
+        ("newest", "Newest first"),
+        ("oldest", "Oldest first"),
+        ("cited", "Most cited"),
+    ]
+    assert ("cited", "Most cited") in sort_options(text(formats_client, "/"))
+    error = text(client, "/?q=batch&sort=cited", status=400)
+    assert "no record of this index has one" in error
+
+
+def test_most_cited_page_shows_the_counts_in_order(formats_client: FlaskClient) -> None:
+    page = text(formats_client, "/?sort=cited&page_size=20")
+    assert '<option value="cited" selected>Most cited</option>' in page
+    counts = [
+        int(c.replace(",", "")) for c in re.findall(r'class="cited">Cited by ([\d,]+)<', page)
+    ]
+    assert len(counts) == 20 and counts == sorted(counts, reverse=True)
+
+
+def test_subjects_that_are_not_arxiv_codes_are_shown_as_they_are(
+    formats_client: FlaskClient,
+) -> None:
+    page = text(formats_client, "/?q=&facet_size=100")
+    facet = re.search(r'<fieldset class="facet" id="facet-subject">.*?</fieldset>', page, re.DOTALL)
+    assert facet is not None
+    options = re.findall(
+        r'value="([^"]+)"[^>]*>\s*<span class="facet-label">\s*<span class="facet-value">[^<]*'
+        r'</span>\s*(?:<span class="facet-title">([^<]*)</span>)?',
+        facet.group(0),
+    )
+    titles = {html.unescape(value): html.unescape(title) for value, title in options}
+    assert titles["Advanced Neural Network Applications"] == ""  # an OpenAlex topic
+    assert titles["Computer science"] == ""  # an OpenAlex concept
+    assert titles["optical flow"] == ""  # a BibTeX keyword
+    assert titles["cs.CV"] == "Computer Vision and Pattern Recognition"  # an arXiv code
+    chosen = text(formats_client, "/?subject=Advanced+Neural+Network+Applications")
+    assert "Advanced Neural Network Applications" in chosen and "<strong>" in chosen
+
+
+def test_ris_and_csl_json_exports_download_the_results(formats_client: FlaskClient) -> None:
+    ris = formats_client.get("/export.ris?q=black+hole")
+    assert ris.status_code == 200 and ris.mimetype == "application/x-research-info-systems"
+    assert ris.headers["Content-Disposition"] == 'attachment; filename="pubsearch.ris"'
+    assert ris.get_data(as_text=True).startswith("TY  - ")
+    csl = formats_client.get("/export.json?q=black+hole")
+    assert csl.mimetype == "application/vnd.citationstyles.csl+json"
+    items = csl.get_json()
+    assert [i["title"] for i in items] == [
+        "Dynamic Black-hole Emission Tomography with Physics-informed Neural Fields"
+    ]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from flask import Flask
 
     from pubsearch.broadening import BroaderSearch
+    from pubsearch.records import Record
     from pubsearch.results import Hit, SearchResults
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -99,9 +100,20 @@ def main() -> None:
 @main.command("query", context_settings={"ignore_unknown_options": True})
 @click.argument("text", nargs=-1)
 @click.option("--author", "authors", multiple=True, help="Only this author (repeat for OR).")
-@click.option("--subject", "subjects", multiple=True, help="Only this subject code, e.g. cs.LG.")
+@click.option(
+    "--subject",
+    "subjects",
+    multiple=True,
+    help="Only this subject: an arXiv code (cs.LG), a keyword or a topic.",
+)
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
-@click.option("--sort", type=click.Choice(SORT_ORDERS), default="relevance", show_default=True)
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_ORDERS),
+    default="relevance",
+    show_default=True,
+    help="cited: most cited first (an index with citation counts: OpenAlex, Crossref).",
+)
 @click.option(
     "--mode",
     type=click.Choice(MODES),
@@ -134,10 +146,11 @@ def main() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex"]),
+    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex", "ris", "csljson"]),
     default="text",
     show_default=True,
-    help="Output format. json is the same structure as the web API's /api/search.",
+    help="Output format. json is the same structure as the web API's /api/search; "
+    "bibtex, ris and csljson go into a reference manager.",
 )
 @index_option
 @reports_errors
@@ -165,6 +178,7 @@ def query_command(
         pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
+        pubsearch query "protein design" --sort cited --format ris > refs.ris
     """
     from pubsearch import export
     from pubsearch.broadening import nearest_broader
@@ -194,14 +208,14 @@ def query_command(
                 else "there are no results"
             )
             raise ParameterError("--page", f"{request.page} is past the last page ({found})")
-        bibtex = export.hits_to_bibtex(results.hits, service.record) if fmt == "bibtex" else ""
+        citations = _citation_export(fmt, results.hits, service.record)
         broader = None
         if fmt == "text" and results.total == 0:
             broader = nearest_broader(service.count, request)
     finally:
         service.close()
-    if fmt == "bibtex":
-        click.echo(bibtex, nl=False)
+    if citations is not None:
+        click.echo(citations, nl=False)
     elif fmt == "json":
         click.echo(export.to_json(export.results_to_dict(results)))
     elif fmt == "jsonl":
@@ -210,6 +224,20 @@ def query_command(
         click.echo(export.hits_to_csv(results.hits), nl=False)
     else:
         _print_results(results, broader)
+
+
+def _citation_export(
+    fmt: str, hits: tuple[Hit, ...], record: Callable[[str], Record]
+) -> str | None:
+    """The hits as BibTeX, RIS or CSL JSON (None for the other formats)."""
+    from pubsearch import export
+
+    writers = {
+        "bibtex": export.hits_to_bibtex,
+        "ris": export.hits_to_ris,
+        "csljson": export.hits_to_csljson,
+    }
+    return writers[fmt](hits, record) if fmt in writers else None
 
 
 def _query_text(parts: tuple[str, ...]) -> str:
@@ -256,7 +284,9 @@ def _print_hit(hit: Hit) -> None:
         title = click.style("[untitled] ", dim=True) + title
     click.echo(f"{hit.rank:>3}. " + title)
     meta = [hit.date or str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
-    meta.append(" ".join(hit.subjects))
+    meta.append(("; " if any(" " in x for x in hit.subjects) else " ").join(hit.subjects))
+    if hit.cited_by is not None:
+        meta.append(f"cited by {hit.cited_by:,}")
     meta.append(hit.id)
     click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
     if hit.by_meaning and hit.why:
@@ -458,8 +488,13 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
         ("year", str(record.year or "")),
         ("date", record.date or ""),
         ("authors", "; ".join(record.authors)),
-        ("subjects", " ".join(record.subjects)),
+        # Codes a space apart (cs.LG stat.ML); keywords and topics hold spaces of their own.
+        (
+            "subjects",
+            ("; " if any(" " in x for x in record.subjects) else " ").join(record.subjects),
+        ),
         ("source", record.source),
+        ("cited by", "" if record.cited_by is None else f"{record.cited_by:,}"),
         ("url", record.url or ""),
         ("doi", record.doi or ""),
         ("read from", ", ".join(record.origins)),
@@ -494,6 +529,8 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     click.echo(f"records:   {stats.records:,}")
     click.echo(f"authors:   {stats.authors:,} distinct")
     click.echo(f"subjects:  {stats.subjects:,} distinct")
+    if stats.cited:
+        click.echo(f"citations: {stats.cited:,} records with a count (--sort cited)")
     years = ", ".join(f"{y}: {c}" for y, c in stats.years.items())
     click.echo(f"years:     {years or '-'}")
     click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))

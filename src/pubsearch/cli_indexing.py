@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ import click
 from pubsearch import speedups
 from pubsearch.cli import _index_dir, index_option, reports_errors
 from pubsearch.config import LOCK_TIMEOUT_SECONDS, speedups_disabled, vectors_disabled
-from pubsearch.errors import NothingToIndexError, PubsearchError, ReadError
+from pubsearch.errors import NothingToIndexError, ReadError
 from pubsearch.readers import FORMAT_NAMES
 
 if TYPE_CHECKING:
@@ -93,6 +92,7 @@ def index_command(
     vectors are made keeps the index and what was made; 'pubsearch embed' goes on.
     """
     from pubsearch.indexing import build_index, update_index
+    from pubsearch.progress import progress
     from pubsearch.readers import ReadReport, read_paths
 
     target = _index_dir(index_dir)
@@ -108,7 +108,7 @@ def index_command(
     records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
     no_vectors = no_vectors or vectors_disabled(os.environ)
     embedder = None if no_vectors else _embedder_if_installed()
-    with _progress(records, report, sources) as counted:
+    with progress(records, report, sources) as counted:
         if update:
             summary = update_index(
                 target, _require_records(counted, report), lock_timeout=wait, embedder=embedder
@@ -119,6 +119,12 @@ def index_command(
             )
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
+    if summary.counts_dropped:
+        click.echo(
+            f"warning: {summary.counts_dropped:,} citation counts not kept: {target} was built "
+            "by an older pubsearch; rebuild it (without --update) to sort by citations",
+            err=True,
+        )
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
     if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
         click.echo(note, err=True)
@@ -232,92 +238,7 @@ def _plain_python_note() -> str | None:
     )
 
 
-class _Progress:
-    """Counts records as they pass. On a terminal, shows a bar: how much of the input has
-    been read (bytes as stored, so compressed bytes for gzip files), records so far,
-    records per second and the time left; once all is read, that the index is being
-    written, with the time it has taken so far."""
-
-    # Redraw every this many records, so that the bar costs nothing measurable.
-    EVERY = 200
-    # While the last segments are written, the bar is redrawn this often (seconds).
-    TICK = 0.5
-
-    def __init__(self, records: Iterator[Record], report: ReadReport, total_bytes: int | None):
-        self._records = records
-        self._report = report
-        self._bar: Any = None
-        self._done = threading.Event()
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=total_bytes or None,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc="indexing",
-                file=sys.stderr,
-                leave=False,
-                bar_format=(
-                    "{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
-                    if total_bytes
-                    else "{desc} [{elapsed}]"
-                ),
-            )
-
-    def __iter__(self) -> Iterator[Record]:
-        bar = self._bar
-        started = time.monotonic()
-        count = 0
-        for record in self._records:
-            count += 1
-            if bar is not None and count % self.EVERY == 0:
-                self._show(count, started)
-            yield record
-        if bar is not None:
-            self._show(count, started)
-            bar.bar_format = "{desc} [{elapsed}]"
-            bar.set_description_str(f"all {count:,} records read; writing the index")
-            threading.Thread(target=self._tick, name="pubsearch-progress", daemon=True).start()
-
-    def _tick(self) -> None:
-        while not self._done.wait(self.TICK):
-            self._bar.refresh()
-
-    def _show(self, count: int, started: float) -> None:
-        bar = self._bar
-        done = self._report.bytes_read
-        if bar.total:
-            done = min(done, bar.total)
-        bar.update(done - bar.n)
-        rate = count / max(time.monotonic() - started, 1e-6)
-        bar.set_description_str(f"indexing: {count:,} records read, {rate:,.0f} records/s,")
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _progress(records: Iterator[Record], report: ReadReport, sources: list[Path]) -> _Progress:
-    return _Progress(records, report, _input_bytes(sources))
-
-
-def _input_bytes(sources: list[Path]) -> int | None:
-    """Size of every input file as stored, or None when it cannot be known (stdin)."""
-    from pubsearch.readers import iter_files
-
-    try:
-        return sum(path.stat().st_size for path in iter_files(sources) if str(path) != "-")
-    except (OSError, PubsearchError):
-        return None
-
-
-def _require_records(records: _Progress, report: ReadReport) -> Iterator[Record]:
+def _require_records(records: Iterable[Record], report: ReadReport) -> Iterator[Record]:
     """Pass records through; refuse to replace an index with nothing."""
     seen = False
     for record in records:

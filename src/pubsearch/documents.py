@@ -37,6 +37,8 @@ def record_fields(record: Record) -> dict[str, Any]:
         doc["year"] = record.year
     if record.date is not None:
         doc["date"] = date_number(record.date)
+    if record.cited_by is not None:
+        doc["cited"] = record.cited_by
     return doc
 
 
@@ -65,4 +67,5 @@ def record_from_stored(stored: dict[str, Any]) -> Record:
         origins=tuple(stored.get("origins") or ()),
         arxiv_id=stored.get("arxiv_id"),
         doi=stored.get("doi"),
+        cited_by=stored.get("cited"),
     )

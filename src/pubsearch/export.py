@@ -1,4 +1,5 @@
-"""Results and records as plain data: the JSON structure, JSON lines, CSV and BibTeX.
+"""Results and records as plain data: the JSON structure, JSON lines, CSV, BibTeX, RIS and
+CSL JSON (the last three for reference managers: Zotero, JabRef, EndNote, Mendeley).
 
 :func:`results_to_dict` is the one documented JSON structure, returned by
 ``pubsearch query --format json`` and by the web page's ``/api/search`` alike.
@@ -11,15 +12,30 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import rispy
+from rispy import RisWriter
+
+from pubsearch.names import PARTICLES
 from pubsearch.records import Record
-from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SearchRequest
+from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SORT_ORDERS, SearchRequest
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 
-CSV_COLUMNS = ("rank", "id", "title", "year", "authors", "subjects", "score", "url", "abstract")
+CSV_COLUMNS = (
+    "rank",
+    "id",
+    "title",
+    "year",
+    "authors",
+    "subjects",
+    "score",
+    "url",
+    "abstract",
+    "cited_by",
+)
 
 
 def hit_to_dict(hit: Hit) -> dict[str, Any]:
@@ -42,6 +58,7 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "shared": list(hit.shared),
         "by_meaning": hit.by_meaning,
         "why": hit.why,
+        "cited_by": hit.cited_by,
     }
 
 
@@ -61,6 +78,7 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         },
         "sort": req.sort,
         "mode": results.mode,
+        "sorts": [s for s in SORT_ORDERS if s != "cited" or results.citations],
         "total": results.total,
         "word_total": results.total if results.word_total is None else results.word_total,
         "page": req.page,
@@ -96,6 +114,7 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "url": record.url,
         "arxiv_id": record.arxiv_id,
         "doi": record.doi,
+        "cited_by": record.cited_by,
         "origins": list(record.origins),
     }
 
@@ -107,6 +126,7 @@ def stats_to_dict(stats: IndexStats) -> dict[str, Any]:
         "size_bytes": stats.size_bytes,
         "authors": stats.authors,
         "subjects": stats.subjects,
+        "cited": stats.cited,
         "years": {str(y): c for y, c in stats.years.items()},
         "top_authors": [facet_to_dict(v) for v in stats.top_authors],
         "top_subjects": [facet_to_dict(v) for v in stats.top_subjects],
@@ -138,6 +158,7 @@ def hits_to_csv(hits: Iterable[Hit]) -> str:
                 "" if h.score is None else h.score,
                 h.url or "",
                 h.abstract,
+                "" if h.cited_by is None else h.cited_by,
             ]
         )
     return buffer.getvalue()
@@ -147,7 +168,7 @@ def hits_to_csv(hits: Iterable[Hit]) -> str:
 
 # The most records one export holds; the file and the page say so when there were more.
 EXPORT_CAP = 1000
-EXPORT_FORMATS = ("bibtex", "csv", "jsonl")
+EXPORT_FORMATS = ("bibtex", "csv", "jsonl", "ris", "csljson")
 
 
 @dataclass(frozen=True)
@@ -281,14 +302,7 @@ def records_to_bibtex(records: Iterable[Record], comment: str = "") -> str:
     out = [f"% {line}\n" for line in comment.splitlines()]
     if out:
         out.append("\n")
-    used: set[str] = set()
-    for record in records:
-        base = key = bibtex_key(record)
-        suffix = 0
-        while key in used:
-            key = base + _key_suffix(suffix)
-            suffix += 1
-        used.add(key)
+    for record, key in _keyed(records):
         out.append(record_to_bibtex(record, key) + "\n")
     return "".join(out)
 
@@ -308,3 +322,152 @@ def hits_to_bibtex(hits: Iterable[Hit], record: Callable[[str], Record], comment
     """BibTeX for ``hits``; ``record`` fetches a hit's whole record (``SearchService.record``),
     which has the arXiv id and DOI a hit lacks."""
     return records_to_bibtex((record(h.id) for h in hits), comment)
+
+
+# -- RIS and CSL JSON ----------------------------------------------------------------------
+
+_SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+# Names that are a group's, not a person's: written whole (CSL's "literal").
+_GROUP_WORDS = re.compile(r"\b(collaboration|consortium|group|team|project)\b", re.IGNORECASE)
+
+
+def name_parts(name: str) -> tuple[str, str, str]:
+    """``(given, family, suffix)`` of a name written given names first (``Anna van der
+    Berg Jr.`` -> ``("Anna", "van der Berg", "Jr.")``), or written ``Family, Given``."""
+    if "," in name:
+        family, _, given = name.partition(",")
+        return given.strip(), family.strip(), ""
+    words = name.split()
+    suffix = words.pop() if len(words) > 2 and words[-1].casefold() in _SUFFIXES else ""
+    if len(words) < 2:
+        return "", " ".join(words), suffix
+    start = len(words) - 1
+    while start > 1 and words[start - 1].casefold() in PARTICLES:
+        start -= 1
+    return " ".join(words[:start]), " ".join(words[start:]), suffix
+
+
+def _is_group(name: str) -> bool:
+    return bool(_GROUP_WORDS.search(name))
+
+
+def _published(record: Record) -> bool:
+    """A journal's record rather than a preprint's (as the BibTeX export decides)."""
+    return bool(record.doi) and "arxiv" not in record.source.lower()
+
+
+def record_to_csl(record: Record, key: str) -> dict[str, Any]:
+    """One CSL JSON item (Zotero's and Pandoc's citation data)."""
+    item: dict[str, Any] = {
+        "id": key,
+        "type": "article-journal" if _published(record) else "article",
+        "title": record.title,
+    }
+    authors: list[dict[str, str]] = []
+    for name in record.authors:
+        given, family, suffix = name_parts(name)
+        if _is_group(name) or not given:
+            authors.append({"literal": name})
+        else:
+            authors.append(
+                {"family": family, "given": given, **({"suffix": suffix} if suffix else {})}
+            )
+    if authors:
+        item["author"] = authors
+    if record.date:
+        item["issued"] = {"date-parts": [[int(p) for p in record.date.split("-")]]}
+    elif record.year is not None:
+        item["issued"] = {"date-parts": [[record.year]]}
+    if record.abstract:
+        item["abstract"] = record.abstract
+    if record.source:
+        item["container-title"] = record.source
+    if record.doi:
+        item["DOI"] = record.doi
+    if record.arxiv_id:
+        item["number"] = f"arXiv:{record.arxiv_id}"
+    if record.url:
+        item["URL"] = record.url
+    if record.subjects:
+        # Semicolons: some subjects (Zotero's arXiv tags) hold commas.
+        item["keyword"] = "; ".join(record.subjects)
+    if record.cited_by is not None:
+        item["custom"] = {"cited_by_count": record.cited_by}
+    return item
+
+
+def records_to_csljson(records: Iterable[Record]) -> str:
+    """A CSL JSON array, one item per record, with the BibTeX export's keys as ids."""
+    return to_json([record_to_csl(r, key) for r, key in _keyed(records)]) + "\n"
+
+
+def record_to_ris(record: Record) -> dict[str, Any]:
+    """One RIS record, as rispy names its tags."""
+    entry: dict[str, Any] = {
+        "type_of_reference": "JOUR" if _published(record) else "GEN",
+        "title": record.title,
+    }
+    names = []
+    for name in record.authors:
+        given, family, suffix = name_parts(name)
+        names.append(
+            name
+            if _is_group(name) or not given
+            else ", ".join(p for p in (family, given, suffix) if p)
+        )
+    if names:
+        entry["authors"] = names
+    if record.year is not None:
+        entry["year"] = str(record.year)
+    if record.date:
+        entry["date"] = record.date.replace("-", "/") + "/"
+    if record.abstract:
+        entry["abstract"] = record.abstract
+    if record.source:
+        entry["journal_name"] = record.source
+    if record.doi:
+        entry["doi"] = record.doi
+    if record.url:
+        entry["urls"] = [record.url]
+    if record.subjects:
+        entry["keywords"] = list(record.subjects)
+    if record.cited_by is not None:
+        entry["notes"] = [f"Cited By :{record.cited_by}"]  # as Scopus writes it
+    return entry
+
+
+class _RisWriter(RisWriter):  # type: ignore[misc]  # rispy is untyped
+    """rispy's writer without the record numbers ("1.") it puts before each record."""
+
+    def set_header(self, count: int) -> str:
+        return ""
+
+
+def records_to_ris(records: Iterable[Record]) -> str:
+    """RIS records, each from ``TY`` to ``ER``."""
+    text: str = rispy.dumps([record_to_ris(r) for r in records], implementation=_RisWriter)
+    written = text.replace("\n\nTY  - ", "\nTY  - ").strip("\n").replace("ER  - \n", "ER  - \n\n")
+    return written + "\n" if written else ""
+
+
+def _keyed(records: Iterable[Record]) -> Iterator[tuple[Record, str]]:
+    """Each record with a key unique among them (``you2020large``, ``you2020largea``...)."""
+    used: set[str] = set()
+    for record in records:
+        base = key = bibtex_key(record)
+        suffix = 0
+        while key in used:
+            key = base + _key_suffix(suffix)
+            suffix += 1
+        used.add(key)
+        yield record, key
+
+
+def hits_to_ris(hits: Iterable[Hit], record: Callable[[str], Record]) -> str:
+    """RIS for ``hits``; ``record`` fetches a hit's whole record (``SearchService.record``)."""
+    return records_to_ris(record(h.id) for h in hits)
+
+
+def hits_to_csljson(hits: Iterable[Hit], record: Callable[[str], Record]) -> str:
+    """CSL JSON for ``hits``; ``record`` fetches a hit's whole record."""
+    return records_to_csljson(record(h.id) for h in hits)

@@ -36,8 +36,10 @@ Int32Array = npt.NDArray[np.int32]
 ValueParts = tuple[tuple[str, ...], list[str], IntArray, Int32Array]
 
 FACETS_FILE = "facets.npz"
+# A document's citation count when its source gave none.
+NO_COUNT = -1
 # Bump when the saved arrays change meaning; older files are then rebuilt from the index.
-FORMAT_VERSION = 3  # 2: no year is 0, not the column's default; 3: dates
+FORMAT_VERSION = 4  # 2: no year is 0, not the column's default; 3: dates; 4: citations
 # Separates the documents' column values when they are decoded in one go.
 _DOC_SEP = "\x1e"
 # Below this share of matching documents, counting walks the matches' own entries.
@@ -202,13 +204,21 @@ class MultiValued:
 
 @dataclass(frozen=True)
 class FacetTable:
-    """Authors, subjects, years and dates of every document of one index generation."""
+    """Authors, subjects, years, dates and citation counts of every document of one index
+    generation."""
 
     authors: MultiValued
     subjects: MultiValued
     years: IntArray  # 0 where a document has no year
     live: BoolArray  # False for deleted documents
     dates: IntArray  # YYYYMMDD, 0 where a document has no date
+    cited: IntArray  # citation counts, NO_COUNT where the source gave none
+
+    @property
+    def has_citations(self) -> bool:
+        """Whether any live document has a citation count (a "most cited" sort means
+        something)."""
+        return bool(np.any((self.cited != NO_COUNT) & self.live))
 
     @classmethod
     def build(cls, reader: IndexReader) -> FacetTable:
@@ -220,6 +230,7 @@ class FacetTable:
                 years=_years(reader, 0, reader.doc_count_all()),
                 live=_live(reader),
                 dates=_dates(reader, 0, reader.doc_count_all()),
+                cited=_cited(reader, 0, reader.doc_count_all()),
             )
 
     @classmethod
@@ -230,12 +241,14 @@ class FacetTable:
         with gcpause.paused():
             years = [s.years for s in segments]
             dates = [s.dates for s in segments]
+            cited = [s.cited for s in segments]
             return cls(
                 authors=MultiValued.joined([s.authors for s in segments]),
                 subjects=MultiValued.joined([s.subjects for s in segments]),
                 years=np.concatenate(years) if years else np.zeros(0, dtype=np.int64),
                 live=np.ones(sum(map(len, years)), dtype=np.bool_),
                 dates=np.concatenate(dates) if dates else np.zeros(0, dtype=np.int64),
+                cited=np.concatenate(cited) if cited else np.zeros(0, dtype=np.int64),
             )
 
     def extended(self, reader: IndexReader) -> FacetTable:
@@ -248,6 +261,7 @@ class FacetTable:
             years=np.concatenate([self.years, _years(reader, start, stop)]),
             live=_live(reader),
             dates=np.concatenate([self.dates, _dates(reader, start, stop)]),
+            cited=np.concatenate([self.cited, _cited(reader, start, stop)]),
         )
 
     @classmethod
@@ -269,6 +283,7 @@ class FacetTable:
                     years=data["years"].astype(np.int64),
                     live=_live(reader),
                     dates=data["dates"].astype(np.int64),
+                    cited=data["cited"].astype(np.int64),
                 )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
@@ -283,6 +298,7 @@ class FacetTable:
                     meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
                     years=self.years.astype(np.int16),
                     dates=self.dates.astype(np.int32),
+                    cited=self.cited.astype(np.int64),
                     **self.authors._arrays("authors"),
                     **self.subjects._arrays("subjects"),
                 )
@@ -318,6 +334,7 @@ class SegmentFacets:
     subjects: ValueParts
     years: IntArray
     dates: IntArray
+    cited: IntArray
 
 
 def segment_facets(reader: IndexReader) -> SegmentFacets:
@@ -330,6 +347,7 @@ def segment_facets(reader: IndexReader) -> SegmentFacets:
             subjects=MultiValued.from_column(reader, "subject_facet").parts(),
             years=_years(reader, 0, reader.doc_count_all()),
             dates=_dates(reader, 0, reader.doc_count_all()),
+            cited=_cited(reader, 0, reader.doc_count_all()),
         )
 
 
@@ -379,9 +397,17 @@ def _dates(reader: IndexReader, start: int, stop: int) -> IntArray:
     return _column_numbers(reader, "date", start, stop)
 
 
-def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> IntArray:
-    """Each document's value of the numeric column ``name``, 0 where it has none."""
-    years = np.zeros(stop - start, dtype=np.int64)
+def _cited(reader: IndexReader, start: int, stop: int) -> IntArray:
+    """Each document's citation count, :data:`NO_COUNT` for a document without one (or
+    any document of an index made before counts were kept)."""
+    return _column_numbers(reader, "cited", start, stop, none=NO_COUNT)
+
+
+def _column_numbers(
+    reader: IndexReader, name: str, start: int, stop: int, none: int = 0
+) -> IntArray:
+    """Each document's value of the numeric column ``name``, ``none`` where it has none."""
+    years = np.full(stop - start, none, dtype=np.int64)
     if name not in reader.schema or not reader.has_column(name):
         return years
     field = reader.schema[name]
@@ -395,7 +421,7 @@ def _column_numbers(reader: IndexReader, name: str, start: int, stop: int) -> In
         # The few distinct stored values, each converted as Whoosh's reader would.
         distinct, inverse = np.unique(raw, return_inverse=True)
         converted = np.asarray(
-            [0 if v == missing else field.from_column_value(int(v)) or 0 for v in distinct],
+            [none if v == missing else field.from_column_value(int(v)) or 0 for v in distinct],
             dtype=np.int64,
         )
         years[offset + lo - start : offset + hi - start] = converted[inverse]

@@ -78,5 +78,6 @@ class HitMaker:
             title_html=title_html,
             untitled=not record.title,
             date=record.date,
+            cited_by=record.cited_by,
             abstract_html=abstract_html,
         )

@@ -27,6 +27,7 @@ from pubsearch.records import (
     Written,
     merge,
 )
+from pubsearch.schema import OPTIONAL_FIELDS
 from pubsearch.segments.workers import write_documents
 from pubsearch.segments.writer import segment_writer
 
@@ -51,6 +52,8 @@ class IndexSummary:
     replaced: int
     total: int
     generation: str
+    # Citation counts an update could not keep: the index was built before they were.
+    counts_dropped: int = 0
 
 
 def combine(stored: Record, new: Record) -> Record:
@@ -210,6 +213,7 @@ def update_index(
                 segments = len(reader.leaf_readers())
             replaced = 0
             added = 0
+            to_doc, dropped = _documents_for(ix.schema)
             writer = segment_writer(ix)
             try:
                 with ix.searcher() as searcher:
@@ -220,7 +224,7 @@ def update_index(
                             merged = combine(record_from_stored(stored), merged)
                             writer.delete_document(docnum)
                         replaced += bool(existing)
-                        writer.add_document(**record_fields(merged))
+                        writer.add_document(**to_doc(merged))
                         added += 1
             except BaseException:
                 writer.cancel()
@@ -244,6 +248,7 @@ def update_index(
             replaced=replaced,
             total=total,
             generation=gen.name,
+            counts_dropped=dropped[0],
         )
 
 
@@ -264,6 +269,23 @@ def _update_vectors(
         table.save(build_dir, ix.latest_generation())
     finally:
         ix.close()
+
+
+def _documents_for(schema: Any) -> tuple[Callable[[Record], dict[str, Any]], list[int]]:
+    """How records become documents of an index with ``schema``, and a one-item list that
+    counts the citation counts left out: an index built before they were kept has no
+    ``cited`` field (see schema.OPTIONAL_FIELDS), and its documents are made without it."""
+    missing = OPTIONAL_FIELDS - set(schema.names())
+    dropped = [0]
+
+    def to_doc(record: Record) -> dict[str, Any]:
+        doc = record_fields(record)
+        for name in missing:
+            if doc.pop(name, None) is not None:
+                dropped[0] += 1
+        return doc
+
+    return to_doc, dropped
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:

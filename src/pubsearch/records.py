@@ -99,6 +99,20 @@ def normalize_doi(value: str | None) -> str | None:
     return value if value.startswith("10.") and "/" in value else None
 
 
+_INITIAL_DOTS = re.compile(r"(?<=\w)\.")
+
+
+def author_identity(name: str) -> str:
+    """What two spellings of one author's name share: folded, ``Family, Given`` read as
+    ``Given Family``, and the dots after initials dropped, so that ``Christian S. Hardtke``,
+    ``Christian S Hardtke`` and ``Hardtke, Christian S.`` are one author of a record."""
+    folded = fold(name)
+    if "," in folded:
+        family, _, given = folded.partition(",")
+        folded = f"{given} {family}"
+    return " ".join(_INITIAL_DOTS.sub(" ", folded).replace(" -", "-").split())
+
+
 def _dedupe(values: Iterable[str], key: Callable[[str], str] | None = None) -> tuple[str, ...]:
     seen: set[str] = set()
     out: list[str] = []
@@ -131,11 +145,13 @@ class Record:
     arxiv_id: str | None = None
     doi: str | None = None
     id: str = field(default="")
+    # How many works cite this one, where the source counts them (OpenAlex's cited_by_count).
+    cited_by: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "title", clean_text(self.title))
         object.__setattr__(self, "abstract", clean_text(self.abstract))
-        object.__setattr__(self, "authors", _dedupe(self.authors, key=fold))
+        object.__setattr__(self, "authors", _dedupe(self.authors, key=author_identity))
         object.__setattr__(self, "subjects", _dedupe(self.subjects))
         object.__setattr__(self, "arxiv_id", normalize_arxiv_id(self.arxiv_id))
         object.__setattr__(self, "doi", normalize_doi(self.doi))
@@ -273,8 +289,9 @@ def merge(a: Record, b: Record) -> Record:
     """One record from two descriptions of the same paper.
 
     The first keeps its text unless it lacks some; authors, subjects and origins are the
-    union, in order of first appearance. The id is the arXiv id, else the DOI, else the
-    first record's id.
+    union, in order of first appearance (one author under two spellings once: see
+    :func:`author_identity`). The id is the arXiv id, else the DOI, else the first
+    record's id; the citation count is the larger one.
     """
     arxiv_id = a.arxiv_id or b.arxiv_id
     doi = a.doi or b.doi
@@ -297,7 +314,15 @@ def merge(a: Record, b: Record) -> Record:
         arxiv_id=arxiv_id,
         doi=doi,
         id=new_id,
+        cited_by=_larger(a.cited_by, b.cited_by),
     )
+
+
+def _larger(a: int | None, b: int | None) -> int | None:
+    """The larger of two counts, either of which may be unknown."""
+    if a is None or b is None:
+        return b if a is None else a
+    return max(a, b)
 
 
 Member = TypeVar("Member")

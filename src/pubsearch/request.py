@@ -9,8 +9,9 @@ from typing import Literal
 
 from pubsearch.errors import ParameterError
 
-SortOrder = Literal["relevance", "newest", "oldest"]
-SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest")
+SortOrder = Literal["relevance", "newest", "oldest", "cited"]
+# "cited" (most cited first) is for an index whose records have citation counts.
+SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "newest", "oldest", "cited")
 FACET_NAMES = ("author", "year", "subject")
 # How results are found and ranked: by words and meaning, by words only, by meaning only
 # (pubsearch.semantic). None: hybrid when the index has vectors, else lexical.
@@ -86,3 +87,13 @@ class SearchRequest:
             )
         if not 1 <= self.facet_size <= 1000:
             raise ParameterError("facet_size", "must be between 1 and 1000")
+
+
+def check_sort(request: SearchRequest, has_citations: bool) -> None:
+    """Raise ParameterError for a "most cited" sort of an index without citation counts."""
+    if request.sort == "cited" and not has_citations:
+        raise ParameterError(
+            "sort",
+            "'cited' needs citation counts, and no record of this index has one "
+            "(OpenAlex and Crossref records do)",
+        )

@@ -39,6 +39,7 @@ class Hit:
     # in meaning to the query (HTML, escaped).
     by_meaning: bool = False
     why: str = ""
+    cited_by: int | None = None  # how many works cite it, where the source counts them
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class SearchResults:
     word_total: int | None = None
     # The index has vectors and the model is installed: hybrid and semantic can be asked.
     meaning_available: bool = False
+    # The index has citation counts: "cited" (most cited first) is a sort it offers.
+    citations: bool = False
 
     @property
     def pages(self) -> int:
@@ -109,3 +112,4 @@ class IndexStats:
     top_subjects: tuple[FacetValue, ...]
     authors: int
     subjects: int
+    cited: int = 0  # records with a citation count

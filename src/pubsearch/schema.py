@@ -84,6 +84,9 @@ def build_schema() -> fields.Schema:
         year=fields.NUMERIC(int, bits=16, stored=True, sortable=True, signed=False),
         # The day, as YYYYMMDD, where the source gives it: "newest first" sorts by it.
         date=fields.NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
+        # How many works cite the record, where the source counts them (OpenAlex,
+        # Crossref): "most cited" sorts by it. Added later: see OPTIONAL_FIELDS.
+        cited=fields.NUMERIC(int, bits=32, stored=True, sortable=True, signed=False),
         # Facet values per document, read in bulk when counting facets.
         author_facet=fields.COLUMN(columns.VarBytesColumn()),
         subject_facet=fields.COLUMN(columns.VarBytesColumn()),
@@ -93,6 +96,10 @@ def build_schema() -> fields.Schema:
         doi=fields.STORED(),
     )
 
+
+# Fields an index built by an older version may lack; it stays readable without them (an
+# index without ``cited`` offers no "most cited" sort).
+OPTIONAL_FIELDS = frozenset({"cited"})
 
 # Names a query may use, with the arXiv-style short forms people type.
 QUERY_FIELDS = ("title", "abstract", "author", "subject", "year")

@@ -26,7 +26,7 @@ from whoosh.searching import Searcher
 from pubsearch import ranking, semantic, storage
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import ParameterError, RecordNotFoundError
-from pubsearch.facets import BoolArray, FacetTable, MultiValued
+from pubsearch.facets import NO_COUNT, BoolArray, FacetTable, MultiValued
 from pubsearch.generation import Generation, Snapshot
 from pubsearch.highlighting import (
     marked_words,
@@ -42,12 +42,12 @@ from pubsearch.querying import (
 from pubsearch.readable import readable
 from pubsearch.records import Record, fold
 from pubsearch.related import more_like, shared_words
-from pubsearch.request import Mode, SearchRequest
+from pubsearch.request import Mode, SearchRequest, check_sort
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.segments import w3format
 from pubsearch.spelling import worth_correcting
-from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
+from pubsearch.topdocs import documents_by_count, documents_by_year, field_lengths, top_documents
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -214,6 +214,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen)
         people = self._people(gen, table, request.authors)
         mode, sims = self._meaning_of(gen, searcher, request, text)
@@ -262,6 +263,7 @@ class SearchService:
             mode=mode,
             word_total=word_total,
             meaning_available=self._offers_meaning(gen, searcher),
+            citations=table.has_citations,
         )
 
     def _offers_meaning(self, gen: Generation, searcher: Searcher) -> bool:
@@ -330,16 +332,7 @@ class SearchService:
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
         else:
-            ranked = documents_by_year(
-                searcher,
-                None,
-                final,
-                need,
-                self._lengths(searcher),
-                table.years,
-                newest=request.sort != "oldest",
-                dates=table.dates,
-            )
+            ranked = self._ordered(searcher, None, final, need, request, table)
         ranked = ranked or []
         hits = list(self._ranked_page(searcher, text.query, ranked, request))
         # Found by meaning (in hybrid mode: without the words): say why, with the sentence
@@ -479,6 +472,30 @@ class SearchService:
             ranking.FEEDBACK_WEIGHT,
         )
 
+    def _ordered(
+        self,
+        searcher: Searcher,
+        query: wq.Query | None,
+        allowed: BoolArray,
+        count: int,
+        request: SearchRequest,
+        table: FacetTable,
+    ) -> list[tuple[float, int]] | None:
+        """The first ``count`` allowed documents by date or by citation count (the
+        request's sort), ties by score; None for a query that cannot be scored here."""
+        if request.sort == "cited":
+            return documents_by_count(searcher, query, allowed, count, table.cited, self._lengths)
+        return documents_by_year(
+            searcher,
+            query,
+            allowed,
+            count,
+            self._lengths(searcher),
+            table.years,
+            newest=request.sort != "oldest",
+            dates=table.dates,
+        )
+
     def _page(
         self,
         searcher: Searcher,
@@ -505,17 +522,7 @@ class SearchService:
                     for i in range(first, len(top))
                 )
         else:
-            # By year: the same scores, ordered with numpy by year first.
-            top = documents_by_year(
-                searcher,
-                query,
-                final,
-                first + request.page_size,
-                self._lengths(searcher),
-                table.years,
-                newest=request.sort != "oldest",
-                dates=table.dates,
-            )
+            top = self._ordered(searcher, query, final, first + request.page_size, request, table)
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = marked_words(query) if query is not None else None
@@ -649,6 +656,7 @@ class SearchService:
             top_subjects=_multi_facet(table.subjects, live, [], top),
             authors=int((table.authors.count(live) > 0).sum()),
             subjects=int((table.subjects.count(live) > 0).sum()),
+            cited=int(((table.cited != NO_COUNT) & live).sum()),
         )
 
     # -- related records -------------------------------------------------------------------
@@ -665,6 +673,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        check_sort(request, table.has_citations)
         query, key_words = more_like(searcher, record_id)
         narrowing = parse_query(request.q, searcher.schema)
         people = self._people(gen, table, request.authors)
@@ -717,6 +726,7 @@ class SearchService:
             round(took, 2),
             authors_found=_names_found(people, table),
             mode=mode,
+            citations=table.has_citations,
         )
 
     def _ranked_page(

@@ -27,7 +27,7 @@ from whoosh import index as whoosh_index
 from whoosh.index import Index
 
 from pubsearch.errors import IndexCorruptError, IndexLockedError, IndexMissingError
-from pubsearch.schema import build_schema
+from pubsearch.schema import OPTIONAL_FIELDS, build_schema
 
 POINTER = "CURRENT"
 LOCK = ".lock"
@@ -64,7 +64,8 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
         ix = open_index(gen)
     except (whoosh_index.EmptyIndexError, FileNotFoundError):
         raise IndexCorruptError(f"index generation {gen} is missing or incomplete") from None
-    if sorted(ix.schema.names()) != sorted(build_schema().names()):
+    names, current = set(ix.schema.names()), set(build_schema().names())
+    if not names <= current or not current - names <= OPTIONAL_FIELDS:
         ix.close()
         raise IndexCorruptError(
             f"the index at {index_dir} was built by another version of pubsearch; "

@@ -224,3 +224,13 @@ _BY_FOLDED = {code.casefold(): name for code, name in {**ARCHIVES, **CATEGORIES}
 def subject_name(code: str) -> str | None:
     """The full name of an arXiv category or archive code, or None when unknown."""
     return _BY_FOLDED.get(code.strip().casefold())
+
+
+def arxiv_subject_name(subject: str) -> str | None:
+    """The full name of ``subject`` when it is written as an arXiv code (``cs.LG``,
+    ``hep-th``, ``cs.lg``), else None: a subject that only spells a code's name, such as a
+    keyword or an OpenAlex topic ("Physics"), is shown as it is."""
+    text = subject.strip()
+    if not text[:1].islower():
+        return None
+    return subject_name(text)

@@ -190,6 +190,39 @@ def documents_by_year(
     return [(float(values[i]), int(candidates[i])) for i in order]
 
 
+def documents_by_count(
+    searcher: Any,
+    query: wq.Query | None,
+    matching: BoolArray,
+    count: int,
+    counts: IntArray,
+    lengths: Callable[[Any], Lengths],
+) -> list[tuple[float, int]]:
+    """The first ``count`` ``(score, docnum)`` of the ``matching`` documents (those
+    ``query`` matches, filters applied), the highest of ``counts`` (citation counts;
+    negative for none) first, then the best score, then the lower document number: a
+    document without a count comes after every counted one. When ``query`` is None, or
+    not one this module scores, every score is 0. ``lengths(searcher)`` gives the field
+    lengths, asked for only when scoring."""
+    found = (
+        None if query is None else _allowed_matches(searcher, query, matching, lengths(searcher))
+    )
+    if found is None:
+        candidates = np.flatnonzero(matching)
+        values = np.zeros(len(candidates), dtype=np.float64)
+    else:
+        candidates, values = found
+    if not len(candidates):
+        return []
+    key = -counts[candidates].astype(np.int64)
+    if len(candidates) > count:
+        threshold = np.partition(key, count - 1)[count - 1]
+        keep = key <= threshold
+        candidates, values, key = candidates[keep], values[keep], key[keep]
+    order = np.lexsort((candidates, -values, key))[:count]
+    return [(float(values[i]), int(candidates[i])) for i in order]
+
+
 def _scores(
     searcher: Any, weighting: Any, q: wq.Query, size: int, lengths: Lengths
 ) -> tuple[BoolArray, FloatArray] | None:

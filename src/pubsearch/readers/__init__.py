@@ -5,8 +5,11 @@ Problems with one block or line go to a :class:`ReadReport` (file and line named
 reader carries on; a file that cannot be read at all raises :class:`~pubsearch.errors.ReadError`.
 
 Formats (see :data:`FORMATS`; chosen by content unless forced): ``profile`` (profile pages,
-:mod:`.profile`), ``jsonl`` (generic JSON lines or a JSON array, :mod:`.jsonl`) and
-``arxiv`` (arXiv's metadata snapshot, :mod:`.arxiv_snapshot`). Any of them may be gzipped.
+:mod:`.profile`), ``jsonl`` (generic JSON lines or a JSON array, :mod:`.jsonl`), ``arxiv``
+(arXiv's metadata snapshot, :mod:`.arxiv_snapshot`), ``bibtex`` (:mod:`.bibtex`), ``ris``
+(:mod:`.ris`), ``csljson`` (:mod:`.csljson`), ``openalex`` (OpenAlex works,
+:mod:`.openalex`) and ``crossref`` (Crossref works, :mod:`.crossref`). Any of them may be
+gzipped.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 # The formats' names, for the command line's --format without loading the readers
 # (tests/test_readers_sources.py keeps it equal to sources.FORMATS).
-FORMAT_NAMES = ("profile", "jsonl", "arxiv")
+FORMAT_NAMES = ("profile", "jsonl", "arxiv", "bibtex", "ris", "csljson", "openalex", "crossref")
 
 if TYPE_CHECKING:
     from pubsearch.readers.report import ReadProblem, ReadReport

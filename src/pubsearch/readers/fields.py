@@ -162,3 +162,73 @@ def first_doi(value: object) -> str | None:
         return None
     parts = value.split()
     return parts[0] if parts else None
+
+
+# A given name's initial written without its dot: "S" in "Christian S Hardtke".
+_BARE_INITIAL = re.compile(r"(?<![\w.'\u2019-])([^\W\d_])(?![\w.'\u2019-])")
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+
+
+def dotted_initials(given: str) -> str:
+    """``Christian S`` -> ``Christian S.``: every initial of given names ends in a dot, as
+    most sources write it, so that one person's names agree across sources (the facets
+    count them as one)."""
+    return _BARE_INITIAL.sub(r"\1.", given)
+
+
+def person_name(given: str, family: str, particle: str = "", suffix: str = "") -> str:
+    """One author's name, given names first, from its parts (CSL's ``given``, ``family``,
+    ``non-dropping-particle``, ``suffix``; BibTeX's first, von, last, jr), normalized."""
+    parts = (dotted_initials(given.strip()), particle.strip(), family.strip(), suffix.strip())
+    return normalize_author(" ".join(p for p in parts if p))
+
+
+def display_name_author(name: str) -> str:
+    """A name written whole, given names first (OpenAlex's ``display_name``), with the
+    dots of its initials as :func:`dotted_initials` writes them."""
+    words = name.split()
+    if len(words) < 2:
+        return normalize_author(name)
+    return person_name(" ".join(words[:-1]), words[-1])
+
+
+def arxiv_id_of_doi(doi: str | None) -> str | None:
+    """The arXiv id of an arXiv DOI (``10.48550/arXiv.2405.18986``), or ``None``."""
+    if not doi:
+        return None
+    match = _ARXIV_DOI.match(doi.strip().removeprefix("https://doi.org/"))
+    return normalize_arxiv_id(match.group(1)) if match else None
+
+
+def keywords_from(text: str) -> list[str]:
+    """Keywords of one field, in order, each trimmed: separated by semicolons when there
+    are any (a keyword may hold commas: ``Computer Science - Computational Engineering,
+    Finance, and Science``), else by commas."""
+    return [k.strip() for k in text.split(";" if ";" in text else ",") if k.strip()]
+
+
+def date_parts(value: object) -> tuple[int | None, str | None]:
+    """The year and day of a CSL (and Crossref) date: ``{"date-parts": [[2024, 5, 29]]}``
+    (numbers or digit strings), else its ``raw`` or ``literal`` text."""
+    if not isinstance(value, Mapping):
+        return None, None
+    parts = value.get("date-parts")
+    if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+        numbers: list[int] = []
+        for part in parts[0][:3]:
+            text = str(part).strip()
+            if isinstance(part, bool) or not text.isdigit():
+                break
+            numbers.append(int(text))
+        year = year_from(numbers[0]) if numbers else None
+        if year is not None and len(numbers) == 3:
+            try:
+                return year, datetime.date(*numbers).isoformat()
+            except ValueError:
+                return year, None
+        return year, None
+    for key in ("raw", "literal"):
+        written = value.get(key)
+        if isinstance(written, str) and written.strip():
+            return year_from(written), date_from(written)
+    return None, None

@@ -1,10 +1,11 @@
 """JSON objects, one at a time, from JSON lines or from one JSON array.
 
 JSON lines (one object per line) is the main form: a line that is not a JSON object is
-reported with its line number and skipped. A file whose first non-blank character is ``[``
-is read as one array, element by element, without holding more than one element (and
-the line it ends on) in memory; an array is one JSON text, so a syntax error in it ends
-the file with a :class:`~pubsearch.errors.ReadError`.
+reported with its line number and skipped. A file whose first line is a lone ``{`` holds
+pretty-printed objects (``jq .``'s output), each ending at a ``}`` at the start of a line. A
+file whose first non-blank character is ``[`` is read as one array, element by element,
+without holding more than one element (and the line it ends on) in memory; an array is one
+JSON text, so a syntax error in it ends the file with a :class:`~pubsearch.errors.ReadError`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def iter_objects(
         rest = chain([(number, line.removeprefix("\ufeff"))], numbered)
         if text.startswith("["):
             yield from _array_objects(rest, origin, report)
+        elif text == "{":
+            yield from _pretty_objects(rest, origin, report)
         else:
             yield from _line_objects(rest, origin, report)
         return
@@ -97,6 +100,41 @@ def _line_objects(
             report.skip(where, f"a JSON {_kind(value)}, not an object; skipped")
             continue
         yield number, value
+
+
+def _pretty_objects(
+    numbered: Iterable[tuple[int, str]], origin: str, report: ReadReport
+) -> Iterator[tuple[int, JsonObject]]:
+    """Objects written over several lines each (``jq .``'s output, a saved API response
+    pretty-printed): an object ends at a line that is a closing brace alone at its start.
+    A line like that inside an object that has not ended (no indentation) is read on."""
+    held: list[str] = []
+    start = 0
+    for number, line in numbered:
+        if not held and not line.strip():
+            continue
+        if not held:
+            start = number
+        held.append(line)
+        if line.rstrip().rstrip(",") != "}":
+            continue
+        text = "".join(held).strip().rstrip(",")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(text):  # the object goes on below
+                continue
+            where = f"{origin}:{start + exc.lineno - 1}"
+            report.skip(where, f"not valid JSON ({exc.msg} at column {exc.colno}); object skipped")
+            held = []
+            continue
+        held = []
+        if isinstance(value, dict):
+            yield start, value
+        else:
+            report.skip(f"{origin}:{start}", f"a JSON {_kind(value)}, not an object; skipped")
+    if held:
+        report.skip(f"{origin}:{start}", "JSON object ends early (no closing '}'); skipped")
 
 
 def _kind(value: object) -> str:

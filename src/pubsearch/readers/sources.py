@@ -23,10 +23,15 @@ from isal import igzip, isal_zlib
 
 from pubsearch.errors import ParameterError, ReadError
 from pubsearch.readers.arxiv_snapshot import looks_like_arxiv_snapshot, read_arxiv_snapshot
+from pubsearch.readers.bibtex import looks_like_bibtex, read_bibtex
+from pubsearch.readers.crossref import looks_like_crossref, read_crossref
+from pubsearch.readers.csljson import looks_like_csljson, read_csljson
 from pubsearch.readers.jsonl import read_jsonl
 from pubsearch.readers.jsonstream import looks_like_json
+from pubsearch.readers.openalex import looks_like_openalex, read_openalex
 from pubsearch.readers.profile import looks_like_profile, read_profile
 from pubsearch.readers.report import ReadReport
+from pubsearch.readers.ris import looks_like_ris, read_ris
 from pubsearch.records import Record
 
 if TYPE_CHECKING:
@@ -38,6 +43,11 @@ FORMATS: dict[str, Reader] = {
     "profile": read_profile,
     "jsonl": read_jsonl,
     "arxiv": read_arxiv_snapshot,
+    "bibtex": read_bibtex,
+    "ris": read_ris,
+    "csljson": read_csljson,
+    "openalex": read_openalex,
+    "crossref": read_crossref,
 }
 
 STDIN = "-"
@@ -216,8 +226,24 @@ def detect_format(first_lines: list[str]) -> str | None:
     if looks_like_profile(first_lines):
         return "profile"
     if looks_like_json(first_lines):
-        return "arxiv" if looks_like_arxiv_snapshot(first_lines) else "jsonl"
+        # The formats with keys of their own first; generic JSON takes the rest.
+        for name, looks_like in _JSON_FORMATS:
+            if looks_like(first_lines):
+                return name
+        return "jsonl"
+    if looks_like_ris(first_lines):
+        return "ris"
+    if looks_like_bibtex(first_lines):
+        return "bibtex"
     return None
+
+
+_JSON_FORMATS: tuple[tuple[str, Callable[[list[str]], bool]], ...] = (
+    ("arxiv", looks_like_arxiv_snapshot),
+    ("crossref", looks_like_crossref),
+    ("openalex", looks_like_openalex),
+    ("csljson", looks_like_csljson),
+)
 
 
 def _sniff(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:

@@ -21,10 +21,15 @@ from pubsearch.request import (
     SearchRequest,
 )
 from pubsearch.results import FacetValue, Hit, SearchResults
-from pubsearch.subjects import subject_name
+from pubsearch.subjects import arxiv_subject_name
 from pubsearch.web import urls
 
-SORT_LABELS = {"relevance": "Relevance", "newest": "Newest first", "oldest": "Oldest first"}
+SORT_LABELS = {
+    "relevance": "Relevance",
+    "newest": "Newest first",
+    "oldest": "Oldest first",
+    "cited": "Most cited",
+}
 MODE_LABELS = {"hybrid": "Words and meaning", "lexical": "Words only", "semantic": "Meaning only"}
 PAGE_SIZES = (10, 20, 50, MAX_PAGE_SIZE)
 MAX_FACET_SIZE = 1000
@@ -99,8 +104,8 @@ class Chip:
 
 @dataclass(frozen=True)
 class SubjectTag:
-    code: str
-    name: str
+    code: str  # the subject as recorded: an arXiv code, a keyword, an OpenAlex topic
+    name: str  # an arXiv code's full name; "" for any other subject
     url: str
 
 
@@ -111,6 +116,7 @@ class HitView:
     subjects: tuple[SubjectTag, ...]
     source: Link
     related_url: str
+    cited: str = ""  # "Cited by 12", where the record has a citation count
 
 
 @dataclass(frozen=True)
@@ -209,7 +215,7 @@ def build_results_page(
         first_url=url(replace(req, page=1)),
         prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
         next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
-        sorts=_sorts(req),
+        sorts=_sorts(req, results.citations),
         modes=_modes(results),
         page_sizes=tuple(
             Choice(str(n), str(n), n == req.page_size) for n in sorted({*PAGE_SIZES, req.page_size})
@@ -230,17 +236,19 @@ def build_results_page(
     )
 
 
-def _sorts(req: SearchRequest) -> tuple[Choice, ...]:
-    """The sort orders to offer. Without query text there is nothing to rank by relevance:
-    the list is newest first, and the box says so."""
+def _sorts(req: SearchRequest, citations: bool) -> tuple[Choice, ...]:
+    """The sort orders to offer ("Most cited" only for an index with citation counts).
+    Without query text there is nothing to rank by relevance: the list starts newest
+    first, and the box says so."""
+    offered = tuple(s for s in SORT_ORDERS if citations or s != "cited")
     if req.q.strip() not in ("", "*"):
-        return tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in SORT_ORDERS)
+        return tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in offered)
     # "Newest first" keeps the default's value unless it was asked for by name: the form
     # then leaves it out of the URL, and text typed later is ranked by relevance.
     newest = "newest" if req.sort == "newest" else SearchRequest().sort
     return (
-        Choice(newest, SORT_LABELS["newest"], req.sort != "oldest"),
-        Choice("oldest", SORT_LABELS["oldest"], req.sort == "oldest"),
+        Choice(newest, SORT_LABELS["newest"], req.sort not in ("oldest", "cited")),
+        *(Choice(s, SORT_LABELS[s], s == req.sort) for s in offered if s in ("oldest", "cited")),
     )
 
 
@@ -279,7 +287,7 @@ def _facet_group(
     options = tuple(
         FacetOption(
             value=v.value,
-            title=(subject_name(v.value) or "") if name == "subject" else "",
+            title=(arxiv_subject_name(v.value) or "") if name == "subject" else "",
             count=v.count,
             selected=v.selected,
             url=urls.search_url(path, toggled(v)),
@@ -339,7 +347,7 @@ def _chips(req: SearchRequest, path: str, found: Mapping[str, tuple[str, ...]]) 
         Chip(
             "Subject",
             s,
-            subject_name(s) or "",
+            arxiv_subject_name(s) or "",
             urls.search_url(path, urls.toggle_subject(req, s)),
         )
         for s in req.subjects
@@ -382,11 +390,14 @@ def _hit_view(
             for a in hit.authors
         ),
         subjects=tuple(
-            SubjectTag(s, subject_name(s) or "", urls.search_url(path, urls.add_subject(req, s)))
+            SubjectTag(
+                s, arxiv_subject_name(s) or "", urls.search_url(path, urls.add_subject(req, s))
+            )
             for s in hit.subjects
         ),
         source=Link(source_label, source_url),
         related_url=related_url(hit.id),
+        cited=f"Cited by {hit.cited_by:,}" if hit.cited_by is not None else "",
     )
 
 

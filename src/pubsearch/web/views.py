@@ -2,7 +2,8 @@
 
 /                         the search page (q, author, subject, year, sort, page, ...)
 /related/<id>             records most like one record, as a results page
-/export.bib|csv|jsonl     every page of the current results (capped), as a download
+/export.bib|ris|json|csv|jsonl     every page of the current results (capped), as a
+                          download (json: CSL JSON)
 /api/search               the JSON of `pubsearch query --format json --facets`
 /api/records/<id>         one record
 /api/related/<id>         the JSON of a related-records page
@@ -32,6 +33,8 @@ bp = Blueprint("pubsearch", __name__)
 # Export routes: extension -> (link label, media type).
 EXPORTS = {
     "bib": ("BibTeX", "application/x-bibtex"),
+    "ris": ("RIS", "application/x-research-info-systems"),
+    "json": ("CSL JSON", "application/vnd.citationstyles.csl+json"),
     "csv": ("CSV", "text/csv"),
     "jsonl": ("JSON lines", "application/x-ndjson"),
 }
@@ -98,7 +101,7 @@ def _render_results(
 # -- export --------------------------------------------------------------------------------
 
 
-@bp.get("/export.<any(bib, csv, jsonl):ext>")
+@bp.get("/export.<any(bib, ris, json, csv, jsonl):ext>")
 def export_results(ext: str) -> Response:
     """Every page of the results of the same parameters as the page (plus ``related``)."""
     svc = service()
@@ -109,6 +112,10 @@ def export_results(ext: str) -> Response:
     if ext == "bib":
         comment = f"pubsearch export: {collected.describe(req)}\nsearch: {request.full_path}"
         body = export.hits_to_bibtex(collected.hits, svc.record, comment)
+    elif ext == "ris":
+        body = export.hits_to_ris(collected.hits, svc.record)
+    elif ext == "json":
+        body = export.hits_to_csljson(collected.hits, svc.record)
     elif ext == "csv":
         body = export.hits_to_csv(collected.hits)
     else:

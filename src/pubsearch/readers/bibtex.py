@@ -1,0 +1,247 @@
+"""BibTeX and BibLaTeX files (``.bib``), as Zotero, JabRef, Google Scholar, arXiv and DBLP
+export them.
+
+Parsing is bibtexparser's (2.x): entries, ``@string`` macros, quoted and braced values,
+name lists (``and``-separated, ``First von Last`` or ``von Last, Jr, First``). The file is
+streamed one entry at a time: a line that starts with ``@`` starts a new block, and each
+block is parsed with the macros defined above it, so that a broken entry is reported with
+its line and the entries after it are read.
+
+Fields read::
+
+    title                     TeX accents decoded, protective braces dropped ({BERT})
+    author (else editor)      each name given names first: "Lee, Minji" -> "Minji Lee"
+    abstract
+    year, else date           BibLaTeX's date (2024-05-29) gives the day too
+    keywords                  subjects, as written ("Computer Science - Machine Learning")
+    primaryClass              an arXiv category, a subject too
+    eprint + archivePrefix    (or eprinttype) = arXiv: the arXiv id; so do an arXiv DOI,
+                              an arxiv.org URL and Google Scholar's "arXiv preprint
+                              arXiv:2405.18986" journal
+    doi, url
+    journal, journaltitle, booktitle, publisher    the record's source
+
+``@comment``, ``@preamble`` and ``@string`` blocks make no records. An entry without a
+title or abstract is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+from bibtexparser.entrypoint import parse_string
+from bibtexparser.library import Library
+from bibtexparser.middlewares.names import (
+    InvalidNameError,
+    parse_single_name_into_parts,
+    split_multiple_persons_names,
+)
+from bibtexparser.model import Entry, ParsingFailedBlock, String
+
+from pubsearch.readers.fields import (
+    arxiv_id_of,
+    arxiv_id_of_doi,
+    date_from,
+    keywords_from,
+    person_name,
+    year_from,
+)
+from pubsearch.readers.report import ReadReport
+from pubsearch.readers.tex import normalize_author, tex_to_unicode
+from pubsearch.records import Record
+
+_BLOCK_START = re.compile(r"^\s*@\s*[A-Za-z]+\s*[{(]")
+_ARXIV_IN_TEXT = re.compile(r"arxiv[:\s]+([\w.\-/]+\d)", re.IGNORECASE)
+_SOURCE_FIELDS = ("journal", "journaltitle", "booktitle", "publisher", "howpublished")
+# One piece of a concatenation bibtexparser leaves as written (``cs # " Letters"``).
+_PIECE = r'\s*(?:"[^"]*"|\{(?:[^{}]|\{[^{}]*\})*\}|[A-Za-z][\w:+-]*|\d+)\s*'
+_CONCATENATION = re.compile(f"(?:{_PIECE}#)+{_PIECE}")
+_MONTHS = "january february march april may june july august september october november december"
+# BibTeX's own macros: jan -> January, ...
+MONTH_MACROS = {name[:3]: name.capitalize() for name in _MONTHS.split()}
+# A block longer than this is not an entry (a brace never closed swallows the file).
+_MAX_BLOCK_LINES = 20_000
+
+
+def looks_like_bibtex(first_lines: list[str]) -> bool:
+    """True when a line among the opening ones starts a BibTeX block (``@article{``)."""
+    return any(_BLOCK_START.match(line) for line in first_lines)
+
+
+def _blocks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """``(first line number, text)`` of each block: a block runs from a line starting with
+    ``@`` to the line before the next one (text before the first block is a comment)."""
+    start = 0
+    held: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if _BLOCK_START.match(line) or len(held) >= _MAX_BLOCK_LINES:
+            if held and start:
+                yield start, "".join(held)
+            start, held = number, []
+        if start:
+            held.append(line)
+    if held and start:
+        yield start, "".join(held)
+
+
+def read_bibtex(lines: Iterable[str], origin: str, report: ReadReport) -> Iterator[Record]:
+    """Records of a BibTeX or BibLaTeX file. ``origin`` is the file's display path."""
+    _quiet_parser()
+    macros: dict[str, String] = {}
+    for first_line, text in _blocks(lines):
+        library = parse_string(text, library=Library(list(macros.values())))
+        for block in library.blocks:
+            where = f"{origin}:{first_line + (block.start_line or 0)}"
+            if isinstance(block, ParsingFailedBlock):
+                report.skip(where, f"BibTeX entry not parsed ({_reason(block.error)}); skipped")
+            elif isinstance(block, String):
+                macros[block.key.casefold()] = block
+            elif isinstance(block, Entry):
+                resolve_concatenations(block, {k: str(v.value) for k, v in macros.items()})
+                notes: list[str] = []
+                record = record_from_entry(block, where, notes)
+                for note in notes:
+                    report.skip(where, note)
+                if record is not None:
+                    yield record
+
+
+def _reason(error: Exception) -> str:
+    """bibtexparser's message, on one line."""
+    text = getattr(error, "abort_reason", None) or getattr(error, "message", None) or str(error)
+    if "reached end of file" in str(text):  # of this entry's lines: the next one starts
+        return "a brace or quote is not closed before the next entry"
+    return " ".join(str(text).split()).rstrip(".") or type(error).__name__
+
+
+def _quiet_parser() -> None:
+    """bibtexparser logs each entry it cannot parse; this reader reports them itself (file
+    and line), so its log records go nowhere rather than to standard error."""
+    logger = logging.getLogger("bibtexparser")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+def _field(entry: Entry, *names: str) -> str:
+    """The first of ``names`` the entry has (case-insensitive), as text."""
+    lowered = {f.key.casefold(): f.value for f in entry.fields}
+    for name in names:
+        value = lowered.get(name)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return ""
+
+
+def resolve_concatenations(entry: Entry, macros: Mapping[str, str]) -> None:
+    """Values joined with ``#`` (``cs # " Letters"``, ``"May " # 2024``), which
+    bibtexparser keeps as written, joined: quoted and braced pieces as they are, macros
+    (``@string`` ones, and ``jan``...``dec``) by their text."""
+    for field in entry.fields:
+        value = field.value
+        if isinstance(value, str) and "#" in value and _CONCATENATION.fullmatch(value):
+            pieces = [p.strip() for p in re.findall(_PIECE + "(?=#|$)", value)]
+            field.value = "".join(_piece_text(p, macros) for p in pieces)
+
+
+def _piece_text(piece: str, macros: Mapping[str, str]) -> str:
+    if piece[:1] in ('"', "{"):
+        return piece[1:-1]
+    if piece.isdigit():
+        return piece
+    name = piece.casefold()
+    return macros.get(name, MONTH_MACROS.get(name, piece))
+
+
+def plain_text(value: str) -> str:
+    """A title or abstract as text: TeX accents decoded, and the braces that only protect
+    capitals dropped; math (``$...$``) and commands' arguments (``\\emph{x}``) keep theirs."""
+    text = tex_to_unicode(value)
+    if "{" not in text and "}" not in text:
+        return text
+    out: list[str] = []
+    kept: list[bool] = []  # for each open brace: whether it was kept
+    math = False
+    for i, char in enumerate(text):
+        escaped = i > 0 and text[i - 1] == "\\"
+        if char == "$" and not escaped:
+            math = not math
+        elif not math and not escaped and char == "{":
+            keep = bool(re.search(r"\\[A-Za-z]+\*?$", text[:i]))
+            kept.append(keep)
+            if not keep:
+                continue
+        elif not math and not escaped and char == "}":
+            if kept and not kept.pop():
+                continue
+        out.append(char)
+    return "".join(out)
+
+
+def authors_of(value: str, notes: list[str]) -> list[str]:
+    """The names of an ``author`` field, each given names first."""
+    names: list[str] = []
+    for raw in split_multiple_persons_names(value):
+        if raw.strip().casefold() == "others":  # "and others": et al.
+            continue
+        try:
+            parts = parse_single_name_into_parts(raw, strict=False)
+        except InvalidNameError:
+            notes.append(f"author name {raw!r} not understood; ignored")
+            continue
+        if not parts.first and not parts.von and len(parts.last) == 1:
+            name = normalize_author(parts.last[0])  # {The ATLAS Collaboration}
+        else:
+            name = person_name(
+                tex_to_unicode(" ".join(parts.first)),
+                tex_to_unicode(" ".join(parts.last)),
+                tex_to_unicode(" ".join(parts.von)),
+                tex_to_unicode(" ".join(parts.jr)),
+            )
+        if name:
+            names.append(name)
+    return names
+
+
+def _arxiv_id(entry: Entry, doi: str) -> str | None:
+    prefix = _field(entry, "archiveprefix", "eprinttype").casefold()
+    eprint = _field(entry, "eprint")
+    if eprint and (prefix == "arxiv" or not prefix):
+        found = arxiv_id_of(eprint)
+        if found:
+            return found
+    found = arxiv_id_of_doi(doi) or arxiv_id_of(_field(entry, "url"))
+    if found:
+        return found
+    match = _ARXIV_IN_TEXT.search(_field(entry, "journal", "note", "number"))
+    return arxiv_id_of(match.group(1)) if match else None
+
+
+def record_from_entry(entry: Entry, where: str, notes: list[str]) -> Record | None:
+    """The record of one BibTeX entry, or ``None`` (with a note why)."""
+    title = plain_text(_field(entry, "title"))
+    abstract = plain_text(_field(entry, "abstract"))
+    if not title and not abstract:
+        notes.append(f"BibTeX entry {entry.key!r} has neither a title nor an abstract; skipped")
+        return None
+    names = _field(entry, "author") or _field(entry, "editor")
+    date = _field(entry, "date")
+    year = year_from(_field(entry, "year")) or year_from(date)
+    doi = _field(entry, "doi")
+    subjects = keywords_from(tex_to_unicode(_field(entry, "keywords")))
+    primary = _field(entry, "primaryclass")
+    if primary:
+        subjects.insert(0, primary)
+    return Record(
+        title=title,
+        abstract=abstract,
+        authors=tuple(authors_of(names, notes)) if names else (),
+        year=year,
+        date=date_from(date),
+        subjects=tuple(subjects),
+        source=plain_text(_field(entry, *_SOURCE_FIELDS)),
+        origins=(where,),
+        arxiv_id=_arxiv_id(entry, doi),
+        doi=doi or None,
+    )

@@ -1,0 +1,69 @@
+"""The fixtures of tests/data/formats/ and what they should read as.
+
+Each file is written in one tool's export shape (see tests/data/formats/README.md). Its
+records made from arXiv records are listed, field by field, in file order, in
+``tests/data/formats-expected.json``; the hand-written awkward entries that follow them
+are checked by each format's tests.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record, normalize_doi
+
+FORMATS_DIR = Path(__file__).parent / "data" / "formats"
+CHECKED_FIELDS = (
+    "title",
+    "abstract",
+    "authors",
+    "year",
+    "date",
+    "subjects",
+    "source",
+    "arxiv_id",
+    "doi",
+    "cited_by",
+)
+
+
+@cache
+def expected(name: str) -> tuple[dict[str, Any], ...]:
+    """The records of ``name`` made from arXiv records, as ``formats-expected.json`` lists them."""
+    listed = json.loads((FORMATS_DIR.parent / "formats-expected.json").read_text(encoding="utf-8"))
+    return tuple(listed[name])
+
+
+def read_fixture(name: str, fmt: str = "auto") -> tuple[list[Record], ReadReport]:
+    report = ReadReport()
+    return list(read_paths([FORMATS_DIR / name], report, fmt)), report
+
+
+def fields_of(record: Record) -> dict[str, Any]:
+    return {
+        "title": record.title,
+        "abstract": record.abstract,
+        "authors": list(record.authors),
+        "year": record.year,
+        "date": record.date,
+        "subjects": list(record.subjects),
+        "source": record.source,
+        "arxiv_id": record.arxiv_id,
+        "doi": record.doi,
+        "cited_by": record.cited_by,
+    }
+
+
+def assert_records_as_expected(records: list[Record], name: str) -> None:
+    """The first records read from ``name`` are, field by field, those it should hold."""
+    wanted = expected(name)
+    assert len(records) >= len(wanted)
+    for number, (record, want) in enumerate(zip(records, wanted, strict=False), start=1):
+        want = {**want, "doi": normalize_doi(want["doi"])}
+        got = fields_of(record)
+        for field in CHECKED_FIELDS:
+            assert got[field] == want[field], f"{name}, record {number}, {field}"

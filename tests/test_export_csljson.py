@@ -1,0 +1,92 @@
+"""CSL JSON export: records as Zotero, citation.js and Pandoc read them, and read back
+the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pubsearch.export import record_to_csl, records_to_csljson
+from pubsearch.indexing import build_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record
+from pubsearch.searching import SearchService
+
+RECORD = Record(
+    title="Spin & Charge",
+    abstract="An abstract.",
+    authors=(
+        "Christian S. Hardtke",
+        "Anna van der Berg",
+        "Edward Witten Jr.",
+        "The X Collaboration",
+    ),
+    year=2024,
+    date="2024-05-29",
+    subjects=("Computer Science - Computational Engineering, Finance, and Science", "cs.LG"),
+    source="Letters in Test Science",
+    doi="10.5555/lts.2024.0001",
+    cited_by=12,
+)
+
+
+def test_a_record_as_a_csl_item() -> None:
+    item = record_to_csl(RECORD, "hardtke2024spin")
+    assert item == {
+        "id": "hardtke2024spin",
+        "type": "article-journal",
+        "title": "Spin & Charge",
+        "author": [
+            {"family": "Hardtke", "given": "Christian S."},
+            {"family": "van der Berg", "given": "Anna"},
+            {"family": "Witten", "given": "Edward", "suffix": "Jr."},
+            {"literal": "The X Collaboration"},
+        ],
+        "issued": {"date-parts": [[2024, 5, 29]]},
+        "abstract": "An abstract.",
+        "container-title": "Letters in Test Science",
+        "DOI": "10.5555/lts.2024.0001",
+        "URL": "https://doi.org/10.5555/lts.2024.0001",
+        "keyword": "Computer Science - Computational Engineering, Finance, and Science; cs.LG",
+        "custom": {"cited_by_count": 12},
+    }
+
+
+def test_a_preprint_keeps_its_arxiv_number_and_a_year_alone_its_year() -> None:
+    item = record_to_csl(Record(title="T", year=2021, arxiv_id="2101.00001"), "k")
+    assert item["type"] == "article" and item["number"] == "arXiv:2101.00001"
+    assert item["issued"] == {"date-parts": [[2021]]}
+
+
+def test_the_file_is_one_json_array_with_unique_ids() -> None:
+    items = json.loads(records_to_csljson([RECORD, RECORD, Record(title="Other")]))
+    assert [i["id"] for i in items] == ["hardtke2024spin", "hardtke2024spina", "anonndother"]
+
+
+def test_export_then_index_again_gives_the_same_records(
+    formats_index: Path, tmp_path: Path
+) -> None:
+    svc = SearchService(formats_index)
+    try:
+        records = sorted(svc.iter_records(), key=lambda r: r.id)
+    finally:
+        svc.close()
+    exported = tmp_path / "all.json"
+    exported.write_text(records_to_csljson(records), encoding="utf-8")
+    again = tmp_path / "again"
+    build_index(again, read_paths([exported], ReadReport()))
+    svc = SearchService(again)
+    try:
+        back = {r.id: r for r in svc.iter_records()}
+    finally:
+        svc.close()
+    assert len(back) == len(records)
+    for record in records:
+        other = back[record.id]
+        for field in ("title", "abstract", "authors", "year", "date", "subjects", "source"):
+            assert getattr(other, field) == getattr(record, field), (record.id, field)
+        assert (other.doi, other.arxiv_id, other.cited_by) == (
+            record.doi,
+            record.arxiv_id,
+            record.cited_by,
+        )

@@ -1,0 +1,102 @@
+"""RIS export: records written as reference managers read them, and read back the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import rispy
+
+from pubsearch.export import name_parts, record_to_ris, records_to_ris
+from pubsearch.indexing import build_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record
+from pubsearch.searching import SearchService
+
+RECORD = Record(
+    title="Spin & Charge",
+    abstract="An abstract.",
+    authors=(
+        "Christian S. Hardtke",
+        "Anna van der Berg",
+        "Edward Witten Jr.",
+        "The X Collaboration",
+    ),
+    year=2024,
+    date="2024-05-29",
+    subjects=("Spectroscopy", "cs.LG"),
+    source="Letters in Test Science",
+    doi="10.5555/lts.2024.0001",
+    cited_by=12,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("Christian S. Hardtke", ("Christian S.", "Hardtke", "")),
+        ("Anna van der Berg", ("Anna", "van der Berg", "")),
+        ("Edward Witten Jr.", ("Edward", "Witten", "Jr.")),
+        ("Hardtke, Christian S.", ("Christian S.", "Hardtke", "")),
+        ("Zhang", ("", "Zhang", "")),
+    ],
+)
+def test_name_parts(name: str, parts: tuple[str, str, str]) -> None:
+    assert name_parts(name) == parts
+
+
+def test_a_record_as_ris() -> None:
+    text = records_to_ris([RECORD])
+    lines = text.splitlines()
+    assert lines[0] == "TY  - JOUR" and lines[-1] == "ER  - "
+    assert "AU  - Hardtke, Christian S." in lines
+    assert "AU  - van der Berg, Anna" in lines
+    assert "AU  - Witten, Edward, Jr." in lines
+    assert "AU  - The X Collaboration" in lines
+    assert {"PY  - 2024", "DA  - 2024/05/29/", "DO  - 10.5555/lts.2024.0001"} <= set(lines)
+    assert {"KW  - Spectroscopy", "KW  - cs.LG", "JO  - Letters in Test Science"} <= set(lines)
+    assert "N1  - Cited By :12" in lines  # as Scopus writes the count
+    assert "UR  - https://doi.org/10.5555/lts.2024.0001" in lines
+    entry = rispy.loads(text)[0]  # rispy reads what pubsearch writes
+    assert entry["title"] == "Spin & Charge" and len(entry["authors"]) == 4
+
+
+def test_a_preprint_is_generic_with_its_arxiv_link() -> None:
+    entry = record_to_ris(Record(title="T", arxiv_id="2401.00001", source="arXiv"))
+    assert entry["type_of_reference"] == "GEN"
+    assert entry["urls"] == ["https://arxiv.org/abs/2401.00001"]
+
+
+def test_records_are_separated_by_a_blank_line_and_numbered_nowhere() -> None:
+    text = records_to_ris([RECORD, Record(title="Second")])
+    assert "\nER  - \n\nTY  - GEN\n" in text
+    assert not any(line.rstrip(".").isdigit() for line in text.splitlines())
+
+
+def test_export_then_index_again_gives_the_same_records(
+    formats_index: Path, tmp_path: Path
+) -> None:
+    svc = SearchService(formats_index)
+    try:
+        records = sorted(svc.iter_records(), key=lambda r: r.id)
+    finally:
+        svc.close()
+    exported = tmp_path / "all.ris"
+    exported.write_text(records_to_ris(records), encoding="utf-8")
+    again = tmp_path / "again"
+    build_index(again, read_paths([exported], ReadReport()))
+    svc = SearchService(again)
+    try:
+        back = {r.id: r for r in svc.iter_records()}
+    finally:
+        svc.close()
+    assert len(back) == len(records)
+    for record in records:
+        other = back[record.id]
+        for field in ("title", "abstract", "authors", "year", "date", "subjects", "source"):
+            assert getattr(other, field) == getattr(record, field), (record.id, field)
+        assert (other.doi, other.arxiv_id, other.cited_by) == (
+            record.doi,
+            record.arxiv_id,
+            record.cited_by,
+        )
