@@ -220,3 +220,18 @@ def test_meaning_only_says_nothing_of_words(vector_service: SearchService) -> No
     assert results.suggestion is None and results.corrected_from is None
     typo = vector_service.search(SearchRequest(q="trainnig hgue netwroks", mode="semantic"))
     assert typo.corrected_from is None and typo.request.q == "trainnig hgue netwroks"
+
+
+@pytest.mark.semantic
+def test_the_closest_sentence_is_the_one_about_the_query() -> None:
+    vectors = semantic.QueryVectors()
+    abstract = (
+        "Coral reefs bleach in marine heatwaves. Our compiler lowers programs whose tensor "
+        "shapes change at run time. Results on three benchmarks are reported."
+    )
+    (closest,) = vectors.closest_sentences([abstract], "compiling models with dynamic shapes")
+    assert closest is not None and closest.startswith("Our compiler")
+    assert vectors.closest_sentences(["One sentence only.", ""], "x") == [
+        "One sentence only.",
+        None,
+    ]

@@ -270,9 +270,33 @@ class Embedder:
             str(_ensure_graph(quantised)), options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
+        self._words: np.ndarray | None = None
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+
+    def word_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """A cheap vector per text, without running the model: the mean of the model's own
+        vectors of its word pieces (its input embeddings), unit length. Far weaker than
+        :meth:`embed`, but a thousand times cheaper: enough to tell which sentence of an
+        abstract is about a query (see semantic.QueryVectors.closest_sentences)."""
+        table = self._word_table()
+        out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        for row, ids in enumerate(self.token_ids(texts)):
+            inner = ids[1:-1]  # without [CLS] and [SEP]
+            if inner:
+                mean = table[inner].astype(np.float32).mean(axis=0)
+                out[row] = mean / (np.linalg.norm(mean) or 1.0)
+        return out
+
+    def _word_table(self) -> np.ndarray:
+        with self._lock:
+            if self._words is None:
+                from safetensors.numpy import load_file
+
+                weights = load_file(str(model_dir() / "model.safetensors"))
+                self._words = weights["embeddings.word_embeddings.weight"].astype(np.float16)
+            return self._words
 
     def embed(self, texts: Sequence[str], *, batch_tokens: int = 8192) -> np.ndarray:
         """Vectors for ``texts`` in their order (shape ``(len(texts), DIMENSIONS)``)."""

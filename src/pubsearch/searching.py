@@ -340,11 +340,9 @@ class SearchService:
         found = [i for i in range(len(hits)) if not (hybrid and text.mask[ranked[first + i][1]])]
         whys = [""] * len(found)
         if request.highlight and found:
-            vector = self._queries.vector(request.q.strip())
             abstracts = [readable(hits[i].abstract) for i in found]
-            whys = [
-                html.escape(s or "") for s in self._queries.closest_sentences(abstracts, vector)
-            ]
+            closest = self._queries.closest_sentences(abstracts, request.q.strip())
+            whys = [html.escape(sentence or "") for sentence in closest]
         for i, why in zip(found, whys, strict=True):
             hits[i] = replace(hits[i], by_meaning=True, why=why, snippet=why or hits[i].snippet)
         return tuple(hits)

@@ -146,13 +146,17 @@ class QueryVectors:
                 self._recent.popitem(last=False)
         return vector
 
-    def closest_sentences(self, texts: list[str], query: FloatArray) -> list[str | None]:
-        """For each text, its sentence closest in meaning to the query (None for no text):
-        every sentence of every text embedded in one go."""
+    def closest_sentences(self, texts: list[str], query: str) -> list[str | None]:
+        """For each text, its sentence closest in meaning to the query's words (None for no
+        text). Chosen by the model's word vectors (Embedder.word_vectors), not by running
+        it: a page of ten abstracts has some eighty sentences, which would take the model
+        about half a second on two CPUs."""
         parts = [sentences(text) for text in texts]
         flat = [sentence for found in parts for sentence in found if len(found) > 1]
-        scores = self.embedder().embed(flat) @ query if flat else np.zeros(0)
         out: list[str | None] = []
+        if flat:
+            embedder = self.embedder()
+            scores = embedder.word_vectors(flat) @ embedder.word_vectors([query])[0]
         start = 0
         for found in parts:
             if len(found) <= 1:
