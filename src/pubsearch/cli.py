@@ -74,6 +74,16 @@ def index_option(func: F) -> F:
     )(func)
 
 
+def mode_option(func: F) -> F:
+    return click.option(
+        "--mode",
+        type=click.Choice(MODES),
+        default=None,
+        help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
+        "[default: hybrid where the index has vectors, else lexical]",
+    )(func)
+
+
 def _index_dir(option: Path | None) -> Path:
     return resolve_index_dir(option, os.environ)
 
@@ -114,13 +124,7 @@ def main() -> None:
     show_default=True,
     help="cited: most cited first (an index with citation counts: OpenAlex, Crossref).",
 )
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default=None,
-    help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
-    "[default: hybrid where the index has vectors, else lexical]",
-)
+@mode_option
 @click.option(
     "--limit",
     "--page-size",
@@ -364,13 +368,7 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
     f"whatever the number. Fewer for a short file (one per {trec.MIN_QUERIES_PER_PROCESS} "
     "queries). [default: 2, or 1 with one CPU]",
 )
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default=None,
-    help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
-    "[default: hybrid where the index has vectors, else lexical]",
-)
+@mode_option
 @reports_errors
 def batch_command(
     queries: Path,

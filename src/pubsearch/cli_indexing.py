@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from pubsearch import speedups
-from pubsearch.cli import _index_dir, index_option, reports_errors
+from pubsearch.cli import F, _index_dir, index_option, reports_errors
 from pubsearch.config import LOCK_TIMEOUT_SECONDS, speedups_disabled, vectors_disabled
 from pubsearch.errors import NothingToIndexError, ReadError
 from pubsearch.readers import FORMAT_NAMES
@@ -28,6 +28,20 @@ if TYPE_CHECKING:
 
 
 # -- index ---------------------------------------------------------------------------------
+
+
+def wait_option(text: str) -> Callable[[F], F]:
+    def decorate(func: F) -> F:
+        option = click.option(
+            "--wait",
+            default=LOCK_TIMEOUT_SECONDS,
+            show_default=True,
+            type=click.FloatRange(min=0),
+            help=text,
+        )
+        return option(func)
+
+    return decorate
 
 
 @click.command("index")
@@ -46,13 +60,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Source format; 'auto' detects it from each file's content.",
 )
-@click.option(
-    "--wait",
-    default=LOCK_TIMEOUT_SECONDS,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Seconds to wait for another indexer writing the same index.",
-)
+@wait_option("Seconds to wait for another indexer writing the same index.")
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -193,13 +201,7 @@ class _VectorProgress:
 
 @click.command("embed")
 @index_option
-@click.option(
-    "--wait",
-    default=LOCK_TIMEOUT_SECONDS,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Seconds to wait for another indexer when the vectors are ready to publish.",
-)
+@wait_option("Seconds to wait for another indexer when the vectors are ready to publish.")
 @reports_errors
 def embed_command(index_dir: Path | None, wait: float) -> None:
     """Give the index's records that lack one a sentence vector, for hybrid and semantic

@@ -10,8 +10,6 @@ shown as first seen.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -23,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from whoosh.reading import IndexReader
 
-from pubsearch import gcpause
+from pubsearch import gcpause, storage
 from pubsearch.records import fold
 from pubsearch.schema import VALUE_SEP
 from pubsearch.segments import w3format
@@ -290,23 +288,17 @@ class FacetTable:
 
     def save(self, directory: Path, generation: int) -> None:
         """Write the table into ``directory`` (a new file, renamed into place)."""
-        fd, tmp = tempfile.mkstemp(prefix=".facets-", suffix=".npz", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(
-                    fh,
-                    meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
-                    years=self.years.astype(np.int16),
-                    dates=self.dates.astype(np.int32),
-                    cited=self.cited.astype(np.int64),
-                    **self.authors._arrays("authors"),
-                    **self.subjects._arrays("subjects"),
-                )
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, directory / FACETS_FILE)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        storage.save_arrays(
+            directory / FACETS_FILE,
+            dict(
+                meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
+                years=self.years.astype(np.int16),
+                dates=self.dates.astype(np.int32),
+                cited=self.cited.astype(np.int64),
+                **self.authors._arrays("authors"),
+                **self.subjects._arrays("subjects"),
+            ),
+        )
 
     @property
     def size(self) -> int:

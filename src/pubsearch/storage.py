@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from whoosh import index as whoosh_index
 from whoosh.index import Index
@@ -137,6 +138,22 @@ def copy_generation(source: Path, build_dir: Path) -> None:
             except OSError:
                 pass  # a file system without hard links: copy
         shutil.copy2(item, build_dir / item.name)
+
+
+def save_arrays(path: Path, arrays: dict[str, Any]) -> None:
+    """Write numpy ``arrays`` to ``path`` (``.npz``) as a new file renamed into place, so
+    that a reader sees the old file or the whole new one."""
+    import numpy as np
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def publish(index_dir: Path, build_dir: Path) -> Path:

@@ -15,9 +15,7 @@ run; once a generation holds every vector, the chunks are removed.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tempfile
 import time
 import uuid
 import zipfile
@@ -145,22 +143,16 @@ class VectorTable:
             return None
 
     def save(self, directory: Path, generation: int) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".vectors-", suffix=".npz", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(
-                    fh,
-                    meta=np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
-                    model=np.asarray(self.model),
-                    keys=self.keys,
-                    codes=self.codes,
-                    scales=self.scales,
-                )
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, directory / VECTORS_FILE)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        storage.save_arrays(
+            directory / VECTORS_FILE,
+            {
+                "meta": np.asarray([FORMAT_VERSION, generation, self.size], dtype=np.int64),
+                "model": np.asarray(self.model),
+                "keys": self.keys,
+                "codes": self.codes,
+                "scales": self.scales,
+            },
+        )
 
 
 def generation_table(directory: Path) -> VectorTable | None:
@@ -194,10 +186,8 @@ def _read_chunks(folder: Path) -> list[Stored]:
 def _write_chunk(folder: Path, keys: KeyArray, vectors: FloatArray) -> Stored:
     codes, scales = quantise(vectors)
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".chunk-", suffix=".npz", dir=folder)
-    with os.fdopen(fd, "wb") as fh:
-        np.savez(fh, keys=keys, codes=codes, scales=scales)
-    os.replace(tmp, folder / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.npz")
+    name = f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.npz"
+    storage.save_arrays(folder / name, {"keys": keys, "codes": codes, "scales": scales})
     return Stored(keys, codes, scales)
 
 
@@ -309,10 +299,10 @@ def keep_for_rebuild(index_dir: Path) -> None:
     stored = table.stored()
     folder = _chunks_dir(index_dir, table.model)
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".chunk-", suffix=".npz", dir=folder)
-    with os.fdopen(fd, "wb") as fh:
-        np.savez(fh, keys=stored.keys, codes=stored.codes, scales=stored.scales)
-    os.replace(tmp, folder / f"{time.time_ns()}-{live.name}.npz")
+    storage.save_arrays(
+        folder / f"{time.time_ns()}-{live.name}.npz",
+        {"keys": stored.keys, "codes": stored.codes, "scales": stored.scales},
+    )
 
 
 def embed_index(
