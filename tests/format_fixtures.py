@@ -67,3 +67,35 @@ def assert_records_as_expected(records: list[Record], name: str) -> None:
         got = fields_of(record)
         for field in CHECKED_FIELDS:
             assert got[field] == want[field], f"{name}, record {number}, {field}"
+
+
+def assert_round_trip(index_dir: Path, tmp_path: Path, name: str, write: Any) -> None:
+    """Export every record of ``index_dir`` with ``write`` (records -> text) to ``name``,
+    index that file again, and check the records come back field by field."""
+    from pubsearch.indexing import build_index
+    from pubsearch.searching import SearchService
+
+    svc = SearchService(index_dir)
+    try:
+        records = sorted(svc.iter_records(), key=lambda r: r.id)
+    finally:
+        svc.close()
+    exported = tmp_path / name
+    exported.write_text(write(records), encoding="utf-8")
+    again = tmp_path / "again"
+    build_index(again, read_paths([exported], ReadReport()))
+    svc = SearchService(again)
+    try:
+        back = {r.id: r for r in svc.iter_records()}
+    finally:
+        svc.close()
+    assert len(back) == len(records)
+    for record in records:
+        other = back[record.id]
+        for field in ("title", "abstract", "authors", "year", "date", "subjects", "source"):
+            assert getattr(other, field) == getattr(record, field), (record.id, field)
+        assert (other.doi, other.arxiv_id, other.cited_by) == (
+            record.doi,
+            record.arxiv_id,
+            record.cited_by,
+        )

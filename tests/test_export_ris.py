@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 import rispy
+from format_fixtures import assert_round_trip
 
 from pubsearch.export import name_parts, record_to_ris, records_to_ris
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
-from pubsearch.searching import SearchService
 
 RECORD = Record(
     title="Spin & Charge",
@@ -76,27 +74,4 @@ def test_records_are_separated_by_a_blank_line_and_numbered_nowhere() -> None:
 def test_export_then_index_again_gives_the_same_records(
     formats_index: Path, tmp_path: Path
 ) -> None:
-    svc = SearchService(formats_index)
-    try:
-        records = sorted(svc.iter_records(), key=lambda r: r.id)
-    finally:
-        svc.close()
-    exported = tmp_path / "all.ris"
-    exported.write_text(records_to_ris(records), encoding="utf-8")
-    again = tmp_path / "again"
-    build_index(again, read_paths([exported], ReadReport()))
-    svc = SearchService(again)
-    try:
-        back = {r.id: r for r in svc.iter_records()}
-    finally:
-        svc.close()
-    assert len(back) == len(records)
-    for record in records:
-        other = back[record.id]
-        for field in ("title", "abstract", "authors", "year", "date", "subjects", "source"):
-            assert getattr(other, field) == getattr(record, field), (record.id, field)
-        assert (other.doi, other.arxiv_id, other.cited_by) == (
-            record.doi,
-            record.arxiv_id,
-            record.cited_by,
-        )
+    assert_round_trip(formats_index, tmp_path, "all.ris", records_to_ris)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pubsearch.readers.fields import arxiv_id_of_doi, date_parts, person_name
-from pubsearch.readers.jsonstream import iter_objects, sniff_keys
+from pubsearch.readers.jsonstream import read_works, sniff_keys
 from pubsearch.readers.report import ReadReport
 from pubsearch.readers.tex import normalize_author
 from pubsearch.records import Record
@@ -55,19 +55,7 @@ def _works(obj: Mapping[str, Any]) -> list[Any]:
 
 def read_crossref(lines: Iterable[str], origin: str, report: ReadReport) -> Iterator[Record]:
     """Records of Crossref works. ``origin`` is the file's display path."""
-    for number, obj in iter_objects(lines, origin, report):
-        works = _works(obj)
-        for item, work in enumerate(works):
-            where = f"{origin}:{number}"
-            what = f"item {item + 1} of the response" if len(works) > 1 else "work"
-            if not isinstance(work, Mapping):
-                report.skip(where, f"{what} is not a JSON object; skipped")
-                continue
-            record = record_from_work(work, where)
-            if record is None:
-                report.skip(where, f"Crossref {what} has neither a title nor an abstract; skipped")
-            else:
-                yield record
+    yield from read_works(lines, origin, report, "Crossref", _works, record_from_work)
 
 
 def jats_text(value: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
@@ -229,3 +229,29 @@ def _array_objects(
     if not buffer.closed:
         where = f"{origin}:{buffer.last_line}"
         raise ReadError(where, "JSON array ends early (no closing ']'); file truncated?")
+
+
+def read_works(
+    lines: Iterable[str],
+    origin: str,
+    report: ReadReport,
+    source: str,
+    works_of: Callable[[JsonObject], list[Any]],
+    record_from_work: Callable[[Mapping[str, Any], str], Any],
+) -> Iterator[Any]:
+    """Records of an API's works (OpenAlex, Crossref): each JSON object of the stream is a
+    work or a response listing works (``works_of`` says which); a work that is not an
+    object, or gives no record, is skipped with its file and line."""
+    for number, obj in iter_objects(lines, origin, report):
+        works = works_of(obj)
+        for item, work in enumerate(works):
+            where = f"{origin}:{number}"
+            what = f"work {item + 1} of the response" if len(works) > 1 else "work"
+            if not isinstance(work, Mapping):
+                report.skip(where, f"{what} is not a JSON object; skipped")
+                continue
+            record = record_from_work(work, where)
+            if record is None:
+                report.skip(where, f"{source} {what} has neither a title nor an abstract; skipped")
+            else:
+                yield record

@@ -28,7 +28,7 @@ from pubsearch.readers.fields import (
     display_name_author,
     year_from,
 )
-from pubsearch.readers.jsonstream import iter_objects, sniff_keys, sniff_objects
+from pubsearch.readers.jsonstream import read_works, sniff_keys, sniff_objects
 from pubsearch.readers.report import ReadReport
 from pubsearch.records import Record
 
@@ -51,19 +51,11 @@ def looks_like_openalex(first_lines: list[str]) -> bool:
 
 def read_openalex(lines: Iterable[str], origin: str, report: ReadReport) -> Iterator[Record]:
     """Records of OpenAlex works. ``origin`` is the file's display path."""
-    for number, obj in iter_objects(lines, origin, report):
-        works: list[Any] = obj["results"] if isinstance(obj.get("results"), list) else [obj]
-        for item, work in enumerate(works):
-            where = f"{origin}:{number}"
-            what = f"work {item + 1} of the response" if len(works) > 1 else "work"
-            if not isinstance(work, Mapping):
-                report.skip(where, f"{what} is not a JSON object; skipped")
-                continue
-            record = record_from_work(work, where)
-            if record is None:
-                report.skip(where, f"OpenAlex {what} has neither a title nor an abstract; skipped")
-            else:
-                yield record
+
+    def works_of(obj: Mapping[str, Any]) -> list[Any]:
+        return obj["results"] if isinstance(obj.get("results"), list) else [obj]
+
+    yield from read_works(lines, origin, report, "OpenAlex", works_of, record_from_work)
 
 
 def abstract_text(index: object) -> str:
