@@ -331,6 +331,37 @@ def test_update_keeps_facet_data_right(tmp_path: Path, seeds_dir: Path) -> None:
     assert results.total == 30
 
 
+@pytest.mark.parametrize(("per_segment", "renumbered"), [(100, False), (10, True)])
+def test_an_update_of_an_index_of_many_segments_reads_the_facet_table_anew_only_if_merged(
+    tmp_path: Path,
+    seeds_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    per_segment: int,
+    renumbered: bool,
+) -> None:
+    # More segments than an update leaves alone: Whoosh's policy merges small ones
+    # (renumbering documents) but never a build's large ones, whose table then only grows.
+    from pubsearch import indexing
+    from pubsearch.segments import workers
+
+    monkeypatch.setattr(workers, "DOCS_PER_SEGMENT", per_segment)
+    monkeypatch.setattr(indexing, "MAX_SEGMENTS", 3)
+    records = _records(seeds_dir)
+    build_index(tmp_path, records)
+    read: list[int] = []
+    build = FacetTable.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[FacetTable], reader: Any) -> FacetTable:
+        read.append(reader.doc_count_all())
+        return build(cls, reader)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(FacetTable, "build", classmethod(counted))
+    update_index(tmp_path, list(_changed(records)))
+    assert bool(read) == renumbered
+    saved, read_anew = _tables(tmp_path)
+    assert saved is not None and _by_label(saved) == _by_label(read_anew)
+
+
 def test_update_shares_segment_files_with_the_previous_generation(
     tmp_path: Path, seeds_dir: Path
 ) -> None:

@@ -200,7 +200,7 @@ def update_index(
             ix = storage.open_index(build_dir)
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
-                segments = len(reader.leaf_readers())
+                before = _segment_ids(reader)
             replaced = 0
             added = 0
             writer = segment_writer(ix)
@@ -219,13 +219,16 @@ def update_index(
                 writer.cancel()
                 raise
             # The new records go into a segment of their own, so that an update writes
-            # only them (and the facet table only grows); past MAX_SEGMENTS small segments
-            # are merged, which renumbers documents, and the facet table is read anew.
-            merge = segments + 1 > MAX_SEGMENTS
-            writer.commit(merge=merge)
+            # only them (and the facet table only grows). Past MAX_SEGMENTS, Whoosh's
+            # policy may merge small segments, which renumbers documents: the facet
+            # table is then read anew. (Segments as large as a build's are never merged:
+            # a million records' 34 are kept, and the table only grows.)
+            writer.commit(merge=len(before) + 1 > MAX_SEGMENTS)
             total = ix.doc_count()
+            with ix.reader() as reader:
+                renumbered = _segment_ids(reader)[: len(before)] != before
             ix.close()
-            _save_facets(build_dir, None if merge else previous, added)
+            _save_facets(build_dir, None if renumbered else previous, added)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -237,6 +240,11 @@ def update_index(
             total=total,
             generation=gen.name,
         )
+
+
+def _segment_ids(reader: Any) -> list[str]:
+    """The ids of the index's segments, in document order."""
+    return [leaf.segment().segment_id() for leaf, _ in reader.leaf_readers()]
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
