@@ -318,6 +318,7 @@ def main() -> None:
         row.label = f"{row.records:,}" + (" (real)" if label == "real" else "")
         rows.append(row)
         print(markdown_row(row), flush=True)
+        print(f"  {row.label}: " + "; ".join(row.notes), file=sys.stderr, flush=True)
     print()
     for row in rows:
         print(f"- {row.label}: " + "; ".join(row.notes))
