@@ -332,20 +332,20 @@ def test_update_keeps_facet_data_right(tmp_path: Path, seeds_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(("per_segment", "renumbered"), [(100, False), (10, True)])
-def test_an_update_of_an_index_of_many_segments_reads_the_facet_table_anew_only_if_merged(
+def test_an_update_merges_only_small_segments_and_reads_the_facet_table_anew_only_then(
     tmp_path: Path,
     seeds_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     per_segment: int,
     renumbered: bool,
 ) -> None:
-    # More segments than an update leaves alone: Whoosh's policy merges small ones
-    # (renumbering documents) but never a build's large ones, whose table then only grows.
-    from pubsearch import indexing
-    from pubsearch.segments import workers
+    # Many segments: small ones (an update's) are merged, renumbering documents; a
+    # build's large ones never are, and their facet table only grows.
+    from pubsearch.segments import workers, writer
 
     monkeypatch.setattr(workers, "DOCS_PER_SEGMENT", per_segment)
-    monkeypatch.setattr(indexing, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(writer, "SMALL_SEGMENT_DOCS", 50)
+    monkeypatch.setattr(writer, "MAX_SMALL_SEGMENTS", 3)
     records = _records(seeds_dir)
     build_index(tmp_path, records)
     read: list[int] = []
@@ -356,8 +356,11 @@ def test_an_update_of_an_index_of_many_segments_reads_the_facet_table_anew_only_
         return build(cls, reader)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(FacetTable, "build", classmethod(counted))
+    segments = len(list(_generation(tmp_path).glob("*.seg")))
     update_index(tmp_path, list(_changed(records)))
     assert bool(read) == renumbered
+    after = len(list(_generation(tmp_path).glob("*.seg")))
+    assert after == (segments + 1 if not renumbered else 1)  # small ones and the new one
     saved, read_anew = _tables(tmp_path)
     assert saved is not None and _by_label(saved) == _by_label(read_anew)
 

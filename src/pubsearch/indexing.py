@@ -28,13 +28,11 @@ from pubsearch.records import (
     merge,
 )
 from pubsearch.segments.workers import write_documents
-from pubsearch.segments.writer import segment_writer
+from pubsearch.segments.writer import merge_small_segments, segment_writer
 
 # How long a second writer waits for the first before giving up.
 # More indexing processes than this gain little (the reading process is the limit).
 MAX_WORKERS = 4
-# An update merges segments once the index has more than this many.
-MAX_SEGMENTS = 12
 
 Progress = Callable[[int], None]
 
@@ -219,11 +217,10 @@ def update_index(
                 writer.cancel()
                 raise
             # The new records go into a segment of their own, so that an update writes
-            # only them (and the facet table only grows). Past MAX_SEGMENTS, Whoosh's
-            # policy may merge small segments, which renumbers documents: the facet
-            # table is then read anew. (Segments as large as a build's are never merged:
-            # a million records' 34 are kept, and the table only grows.)
-            writer.commit(merge=len(before) + 1 > MAX_SEGMENTS)
+            # only them (and the facet table only grows). Every few updates their small
+            # segments are merged, which renumbers documents: the facet table is then
+            # read anew.
+            writer.commit(mergetype=merge_small_segments)
             total = ix.doc_count()
             with ix.reader() as reader:
                 renumbered = _segment_ids(reader)[: len(before)] != before
