@@ -181,6 +181,82 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000
 
 
+@dataclass
+class LoadResult:
+    """What one load run measured: latencies (seconds), errors, the server's memory (MB)."""
+
+    tally: Tally
+    wall: float
+    rss_start: float
+    samples: list[float]
+
+    @property
+    def rss_end(self) -> float:
+        return self.samples[-1] if self.samples else self.rss_start
+
+
+def run_load(
+    index_dir: Path,
+    *,
+    clients: int,
+    requests: int,
+    threads: int,
+    processes: int,
+    seed: int,
+    max_seconds: float,
+) -> LoadResult:
+    """Start ``pubsearch serve`` on ``index_dir``, warm it up with 20 requests, send
+    ``requests`` of the mix from ``clients`` threads, sampling the server's memory."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pubsearch",
+            "serve",
+            "--index",
+            str(index_dir),
+            "--port",
+            str(port),
+            "--threads",
+            str(threads),
+            "--processes",
+            str(processes),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, server, timeout=300)
+        # Warm up: the first request opens the index and loads the facet tables.
+        warm = Tally()
+        client(port, request_mix(20, seed + 1), warm, time.monotonic() + 300)
+        rss_start = rss_mb(server.pid)
+
+        paths = request_mix(requests, seed)
+        shares = [paths[i::clients] for i in range(clients)]
+        tally = Tally()
+        samples: list[float] = []
+        deadline = time.monotonic() + max_seconds
+        workers = [
+            threading.Thread(target=client, args=(port, share, tally, deadline)) for share in shares
+        ]
+        started = time.perf_counter()
+        for t in workers:
+            t.start()
+        while any(t.is_alive() for t in workers):
+            samples.append(rss_mb(server.pid))
+            time.sleep(0.25)
+        for t in workers:
+            t.join()
+        samples.append(rss_mb(server.pid))
+        wall = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return LoadResult(tally, wall, rss_start, samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="corpus to index")
@@ -193,57 +269,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261129)
     args = parser.parse_args()
 
-    pubsearch = [sys.executable, "-m", "pubsearch"]
     index_dir = args.index or Path(tempfile.mkdtemp(prefix="pubsearch-load-"))
     if not (index_dir / "CURRENT").exists():
         print(f"indexing {args.data} into {index_dir} ...", flush=True)
-        subprocess.run([*pubsearch, "index", "--index", str(index_dir), str(args.data)], check=True)
-
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            *pubsearch,
-            "serve",
-            "--index",
-            str(index_dir),
-            "--port",
-            str(port),
-            "--threads",
-            str(args.threads),
-            "--processes",
-            str(args.processes),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        subprocess.run(
+            [sys.executable, "-m", "pubsearch", "index", "--index", str(index_dir), str(args.data)],
+            check=True,
+        )
+    run = run_load(
+        index_dir,
+        clients=args.clients,
+        requests=args.requests,
+        threads=args.threads,
+        processes=args.processes,
+        seed=args.seed,
+        max_seconds=args.max_seconds,
     )
-    try:
-        wait_for_port(port, server, timeout=120)
-        # Warm up: the first request opens the index and loads the facet tables.
-        warm = Tally()
-        client(port, request_mix(20, args.seed + 1), warm, time.monotonic() + 120)
-        rss_start = rss_mb(server.pid)
-
-        paths = request_mix(args.requests, args.seed)
-        shares = [paths[i :: args.clients] for i in range(args.clients)]
-        tally = Tally()
-        samples: list[float] = []
-        deadline = time.monotonic() + args.max_seconds
-        threads = [
-            threading.Thread(target=client, args=(port, share, tally, deadline)) for share in shares
-        ]
-        started = time.perf_counter()
-        for t in threads:
-            t.start()
-        while any(t.is_alive() for t in threads):
-            samples.append(rss_mb(server.pid))
-            time.sleep(0.25)
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
+    tally, samples, rss_start, wall = run.tally, run.samples, run.rss_start, run.wall
     done = len(tally.latencies)
     half = samples[len(samples) // 2 :] or [rss_start]
     print()
@@ -259,7 +301,7 @@ def main() -> None:
     print(
         f"server RSS: {rss_start:.0f} MB after warm-up, peak {max(samples or [rss_start]):.0f} MB, "
         f"second half {min(half):.0f}-{max(half):.0f} MB (mean {statistics.mean(half):.0f} MB), "
-        f"end {samples[-1] if samples else rss_start:.0f} MB"
+        f"end {run.rss_end:.0f} MB"
     )
     for error in tally.errors[:10]:
         print("error:", error)

@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
@@ -85,26 +86,52 @@ def shapes(pasted: str) -> list[tuple[str, str, dict[str, object]]]:
     ]
 
 
-# Run in a process of its own: open, warm up with another query, time the shape.
+# Run in a process of its own: open, warm up with another query, time each shape given
+# (a JSON list of [text, params]) the first time and ``repeat`` times more.
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
+from typing import Any
 from pubsearch.searching import SearchService
 from pubsearch.request import SearchRequest
-index, text, params, repeat = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
-prepare = sys.argv[5] == "1"
+index, asked, repeat = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+prepare = sys.argv[4] == "1"
 service = SearchService(Path(index))
 if prepare:
     service.prepare()
 service.search(SearchRequest(q="warm up", facets=True))
-times = []
-total = None
-for _ in range(1 + repeat):
-    started = time.perf_counter()
-    total = service.search(SearchRequest(q=text, facets=True, **params)).total
-    times.append((time.perf_counter() - started) * 1000)
-print(json.dumps({"total": total, "times": times}))
+for text, params in asked:
+    times = []
+    total = None
+    for _ in range(1 + repeat):
+        started = time.perf_counter()
+        total = service.search(SearchRequest(q=text, facets=True, **params)).total
+        times.append((time.perf_counter() - started) * 1000)
+    print(json.dumps({"total": total, "times": times}), flush=True)
 """
+
+
+def run_shapes(
+    index: Path, asked: list[tuple[str, dict[str, object]]], repeat: int, prepare: bool
+) -> list[dict[str, Any]]:
+    """Search each (text, params) of ``asked`` in one new process, in order: for each, the
+    number of matches (``total``) and the milliseconds of each run (``times``)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(index),
+            json.dumps(asked),
+            str(repeat),
+            "1" if prepare else "0",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    return [json.loads(line) for line in out.stdout.splitlines()]
 
 
 def pasted_abstract(data: Path) -> str:
@@ -148,7 +175,6 @@ def main() -> None:
     )
     count = json.loads(records.stdout)["records"]
     pasted = pasted_abstract(args.data)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
     how = "not prepared" if args.cold else "prepared as a server prepares"
     print(
         f"{count:,} records in {args.index}; each process {how}; "
@@ -160,23 +186,7 @@ def main() -> None:
     for name, text, params in shapes(pasted):
         if args.only and args.only not in name:
             continue
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                CHILD,
-                str(args.index),
-                text,
-                json.dumps(params),
-                str(args.repeat),
-                "0" if args.cold else "1",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        result = json.loads(out.stdout)
+        (result,) = run_shapes(args.index, [(text, params)], args.repeat, not args.cold)
         first, warm = result["times"][0], result["times"][1:] or result["times"]
         print(
             f"| {name} | {result['total']:,} | {first:.0f} | {statistics.median(warm):.0f} "

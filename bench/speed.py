@@ -46,7 +46,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +202,13 @@ def sqlite_build(db: Path, source: Path) -> None:
     con.close()
 
 
+SQLITE_ORDER = {
+    "relevance": "bm25(fts, 2.0, 1.0)",
+    "newest": "d.year DESC, d.id DESC",
+    "oldest": "d.year, d.id",
+}
+
+
 class SqliteSearcher:
     def __init__(self, db: Path) -> None:
         self.con = sqlite3.connect(db, check_same_thread=False)
@@ -227,8 +234,9 @@ class SqliteSearcher:
             return sql, args
 
         sql, args = matching(None)
+        order = SQLITE_ORDER[q.sort]
         self.con.execute(
-            f"SELECT d.record_id, d.title {sql} ORDER BY bm25(fts, 2.0, 1.0) LIMIT 10", args
+            f"SELECT d.record_id, d.title {sql} ORDER BY {order} LIMIT 10", args
         ).fetchall()
         (total,) = self.con.execute(f"SELECT count(*) {sql}", args).fetchone()
         if facets:
@@ -259,6 +267,7 @@ class Query:
     fts: str  # the same for FTS5
     years: tuple[int, int] | None = None
     subject: str | None = None
+    sort: str = "relevance"  # or "newest", "oldest"
 
 
 @dataclass
@@ -271,8 +280,14 @@ class Vocabulary:
 
 
 def vocabulary(data: Path, size: int) -> Vocabulary:
+    return vocabulary_of(read_json(data, size))
+
+
+def vocabulary_of(records: Iterable[dict[str, Any]]) -> Vocabulary:
+    """Words, title bigrams, authors, subjects and years of records in the corpus's form
+    (``title``, ``abstract``, ``authors`` and ``categories`` lists, ``year``)."""
     voc = Vocabulary()
-    for rec in read_json(data, size):
+    for rec in records:
         title = (rec.get("title") or "").lower()
         words = [w for w in _WORD.findall(title) if w not in _STOP]
         voc.words.update(set(words))
@@ -362,6 +377,22 @@ def time_queries(run: Callable[[Query], Any], queries: list[Query]) -> list[floa
     return out
 
 
+def interleaved(
+    ours: Callable[[Query], Any], theirs: Callable[[Query], Any], queries: list[Query]
+) -> tuple[list[float], list[float]]:
+    """Milliseconds of each query, ours and theirs, after a warm-up on the first 20 (it
+    opens the searcher and loads the facet arrays); one query each in turn, so that both
+    see the same load on the machine."""
+    time_queries(ours, queries[:20])
+    time_queries(theirs, queries[:20])
+    mine: list[float] = []
+    yard: list[float] = []
+    for q in queries:
+        mine += time_queries(ours, [q])
+        yard += time_queries(theirs, [q])
+    return mine, yard
+
+
 def pubsearch_runner(
     index: Path, facets: bool, mode: str | None = None
 ) -> tuple[Any, Callable[[Query], int]]:
@@ -375,6 +406,7 @@ def pubsearch_runner(
             q=q.text,
             year=YearRange(*q.years) if q.years else None,
             subjects=(q.subject,) if q.subject else (),
+            sort=q.sort,  # type: ignore[arg-type]
             facets=facets,
             facet_size=FACET_SIZE,
             mode=mode,  # type: ignore[arg-type]
@@ -425,14 +457,7 @@ def bench_size(
         def theirs(q: Query, facets: bool = facets) -> int:
             return sqlite.search(q, facets)
 
-        time_queries(ours, queries[:20])  # warm-up: opens the searcher, loads facet arrays
-        time_queries(theirs, queries[:20])
-        # Interleaved, so that both see the same load on the machine.
-        mine: list[float] = []
-        yard: list[float] = []
-        for q in queries:
-            mine += time_queries(ours, [q])
-            yard += time_queries(theirs, [q])
+        mine, yard = interleaved(ours, theirs, queries)
         service.close()
         label = "top 10 + facets" if facets else "top 10, no facets"
         for name, a, b in zip(
@@ -449,22 +474,38 @@ def bench_size(
             )
 
     if update:
-        seconds = bench_update(data, actual, index, work, exe)
+        seconds = bench_update(read_json(data, actual), actual, index, work, exe, revise)
         result.add("update of 1,000 changed records (s)", seconds, None)
     return result
 
 
-def bench_update(data: Path, size: int, index: Path, work: Path, exe: str) -> float:
-    """Time ``pubsearch index --update`` of 1,000 changed records; check the facet table."""
+def revise(rec: dict[str, Any]) -> None:
+    """A record of the corpus changed as ``bench_update`` changes it: title, a new author
+    (Ada Update) and a new subject (cs.ZZ)."""
+    rec["title"] = rec["title"] + " (revised)"
+    rec["authors"] = [*(rec.get("authors") or []), "Ada Update"]
+    rec["categories"] = [*(rec.get("categories") or []), "cs.ZZ"]
+
+
+def bench_update(
+    records: Iterable[dict[str, Any]],
+    size: int,
+    index: Path,
+    work: Path,
+    exe: str,
+    change: Callable[[dict[str, Any]], None],
+) -> float:
+    """Time ``pubsearch index --update`` of 1,000 of the first ``size`` records, each
+    changed by ``change`` (which adds the author Ada Update); check the facet table."""
     rnd = random.Random(7)
     picked = set(rnd.sample(range(size), min(UPDATE_RECORDS, size)))
     changed = work / "changed.jsonl.gz"
     with gzip.open(changed, "wt", encoding="utf-8") as out:
-        for n, rec in enumerate(read_json(data, size)):
+        for n, rec in enumerate(records):
+            if n >= size:
+                break
             if n in picked:
-                rec["title"] = rec["title"] + " (revised)"
-                rec["authors"] = [*(rec.get("authors") or []), "Ada Update"]
-                rec["categories"] = [*(rec.get("categories") or []), "cs.ZZ"]
+                change(rec)
                 out.write(json.dumps(rec) + "\n")
     started = time.perf_counter()
     subprocess.run(

@@ -331,6 +331,40 @@ def test_update_keeps_facet_data_right(tmp_path: Path, seeds_dir: Path) -> None:
     assert results.total == 30
 
 
+@pytest.mark.parametrize(("per_segment", "renumbered"), [(100, False), (10, True)])
+def test_an_update_merges_only_small_segments_and_reads_the_facet_table_anew_only_then(
+    tmp_path: Path,
+    seeds_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    per_segment: int,
+    renumbered: bool,
+) -> None:
+    # Many segments: small ones (an update's) are merged, renumbering documents; a
+    # build's large ones never are, and their facet table only grows.
+    from pubsearch.segments import workers, writer
+
+    monkeypatch.setattr(workers, "DOCS_PER_SEGMENT", per_segment)
+    monkeypatch.setattr(writer, "SMALL_SEGMENT_DOCS", 50)
+    monkeypatch.setattr(writer, "MAX_SMALL_SEGMENTS", 3)
+    records = _records(seeds_dir)
+    build_index(tmp_path, records)
+    read: list[int] = []
+    build = FacetTable.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[FacetTable], reader: Any) -> FacetTable:
+        read.append(reader.doc_count_all())
+        return build(cls, reader)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(FacetTable, "build", classmethod(counted))
+    segments = len(list(_generation(tmp_path).glob("*.seg")))
+    update_index(tmp_path, list(_changed(records)))
+    assert bool(read) == renumbered
+    after = len(list(_generation(tmp_path).glob("*.seg")))
+    assert after == (segments + 1 if not renumbered else 1)  # small ones and the new one
+    saved, read_anew = _tables(tmp_path)
+    assert saved is not None and _by_label(saved) == _by_label(read_anew)
+
+
 def test_update_shares_segment_files_with_the_previous_generation(
     tmp_path: Path, seeds_dir: Path
 ) -> None:

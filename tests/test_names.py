@@ -6,8 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pubsearch.names import Name, NameIndex, matches, recorded_name, typed_readings
+from pubsearch.names import (
+    Name,
+    NameIndex,
+    _folded_keys,
+    _keys,
+    matches,
+    recorded_name,
+    typed_readings,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -120,3 +130,42 @@ def test_the_index_finds_names_by_surname_then_surname_first() -> None:
     # Every recorded name finds itself.
     for number, label in enumerate(labels):
         assert number in index.find(label), label
+
+
+_NAME_PIECES = st.sampled_from(
+    [
+        "S.",
+        "Chen",
+        "jr",
+        "Jr",
+        "III",
+        "van",
+        "O'Brien",
+        "García",
+        "-",
+        ".-",
+        ",",
+        " ",
+        "  ",
+        "Jean-Pierre",
+        "J.-P.",
+        "x",
+        "Wang2",
+        "_",
+        "\t",
+        "ß",
+        "Ünal",
+        "de la",
+        "A.B.",
+    ]
+)
+
+
+@given(st.lists(_NAME_PIECES, max_size=6).map(" ".join) | st.text(max_size=30))
+def test_a_names_keys_are_the_same_by_the_short_way(label: str) -> None:
+    assert _keys(label) == _folded_keys(label)
+
+
+def test_the_short_way_takes_most_recorded_names() -> None:
+    for label in sample_names():
+        assert _keys(label) == _folded_keys(label), label

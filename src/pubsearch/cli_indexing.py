@@ -114,7 +114,9 @@ def index_command(
 
     started = time.monotonic()
     records = read_paths(sources, report, fmt=fmt, on_file_error=file_failed)
-    no_vectors = no_vectors or vectors_disabled(os.environ)
+    # An update makes vectors only for an index that has them (the model loads in a second
+    # or two: not for nothing).
+    no_vectors = no_vectors or vectors_disabled(os.environ) or (update and not _has_vectors(target))
     embedder = None if no_vectors else _embedder_if_installed()
     with progress(records, report, sources) as counted:
         if update:
@@ -140,6 +142,14 @@ def index_command(
         _embed(target, embedder, wait)
     if failed:
         sys.exit(1)
+
+
+def _has_vectors(index_dir: Path) -> bool:
+    from pubsearch import storage
+    from pubsearch.vectors import VECTORS_FILE
+
+    live = storage.current_generation(index_dir)
+    return live is not None and (live / VECTORS_FILE).is_file()
 
 
 def _embedder_if_installed() -> Embedder | None:

@@ -29,7 +29,7 @@ from pubsearch.records import (
 )
 from pubsearch.schema import OPTIONAL_FIELDS
 from pubsearch.segments.workers import write_documents
-from pubsearch.segments.writer import segment_writer
+from pubsearch.segments.writer import merge_small_segments, segment_writer
 
 if TYPE_CHECKING:
     from pubsearch.embedding import Embedder
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 # How long a second writer waits for the first before giving up.
 # More indexing processes than this gain little (the reading process is the limit).
 MAX_WORKERS = 4
-# An update merges segments once the index has more than this many.
-MAX_SEGMENTS = 12
 
 Progress = Callable[[int], None]
 
@@ -210,7 +208,7 @@ def update_index(
             ix = storage.open_index(build_dir)
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
-                segments = len(reader.leaf_readers())
+                before = _segment_ids(reader)
             replaced = 0
             added = 0
             to_doc, dropped = _documents_for(ix.schema)
@@ -230,13 +228,15 @@ def update_index(
                 writer.cancel()
                 raise
             # The new records go into a segment of their own, so that an update writes
-            # only them (and the facet table only grows); past MAX_SEGMENTS small segments
-            # are merged, which renumbers documents, and the facet table is read anew.
-            merge = segments + 1 > MAX_SEGMENTS
-            writer.commit(merge=merge)
+            # only them (and the facet table only grows). Every few updates their small
+            # segments are merged, which renumbers documents: the facet table is then
+            # read anew.
+            writer.commit(mergetype=merge_small_segments)
             total = ix.doc_count()
+            with ix.reader() as reader:
+                renumbered = _segment_ids(reader)[: len(before)] != before
             ix.close()
-            _save_facets(build_dir, None if merge else previous, added)
+            _save_facets(build_dir, None if renumbered else previous, added)
             _update_vectors(index_dir, live, build_dir, embedder)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
@@ -286,6 +286,11 @@ def _documents_for(schema: Any) -> tuple[Callable[[Record], dict[str, Any]], lis
         return doc
 
     return to_doc, dropped
+
+
+def _segment_ids(reader: Any) -> list[str]:
+    """The ids of the index's segments, in document order."""
+    return [leaf.segment().segment_id() for leaf, _ in reader.leaf_readers()]
 
 
 def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
