@@ -99,3 +99,23 @@ def assert_round_trip(index_dir: Path, tmp_path: Path, name: str, write: Any) ->
             record.arxiv_id,
             record.cited_by,
         )
+
+
+# A record with each awkward part an export must carry: initials, particles, a suffix, a
+# group author, an ampersand, a date, a DOI and a citation count.
+EXPORT_RECORD = Record(
+    title="Spin & Charge",
+    abstract="An abstract.",
+    authors=(
+        "Christian S. Hardtke",
+        "Anna van der Berg",
+        "Edward Witten Jr.",
+        "The X Collaboration",
+    ),
+    year=2024,
+    date="2024-05-29",
+    subjects=("Spectroscopy", "cs.LG"),
+    source="Letters in Test Science",
+    doi="10.5555/lts.2024.0001",
+    cited_by=12,
+)

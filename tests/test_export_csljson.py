@@ -4,28 +4,17 @@ the same."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from format_fixtures import assert_round_trip
+from format_fixtures import EXPORT_RECORD, assert_round_trip
 
 from pubsearch.export import record_to_csl, records_to_csljson
 from pubsearch.records import Record
 
-RECORD = Record(
-    title="Spin & Charge",
-    abstract="An abstract.",
-    authors=(
-        "Christian S. Hardtke",
-        "Anna van der Berg",
-        "Edward Witten Jr.",
-        "The X Collaboration",
-    ),
-    year=2024,
-    date="2024-05-29",
+RECORD = replace(
+    EXPORT_RECORD,
     subjects=("Computer Science - Computational Engineering, Finance, and Science", "cs.LG"),
-    source="Letters in Test Science",
-    doi="10.5555/lts.2024.0001",
-    cited_by=12,
 )
 
 

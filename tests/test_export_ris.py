@@ -6,27 +6,12 @@ from pathlib import Path
 
 import pytest
 import rispy
-from format_fixtures import assert_round_trip
+from format_fixtures import EXPORT_RECORD, assert_round_trip
 
 from pubsearch.export import name_parts, record_to_ris, records_to_ris
 from pubsearch.records import Record
 
-RECORD = Record(
-    title="Spin & Charge",
-    abstract="An abstract.",
-    authors=(
-        "Christian S. Hardtke",
-        "Anna van der Berg",
-        "Edward Witten Jr.",
-        "The X Collaboration",
-    ),
-    year=2024,
-    date="2024-05-29",
-    subjects=("Spectroscopy", "cs.LG"),
-    source="Letters in Test Science",
-    doi="10.5555/lts.2024.0001",
-    cited_by=12,
-)
+RECORD = EXPORT_RECORD
 
 
 @pytest.mark.parametrize(
