@@ -228,7 +228,9 @@ class SearchService:
         word_total = None
         if sims is not None and by_meaning is not None:
             word_total = 0 if mode == "semantic" else int((final & text.mask).sum())
-            allowed = self._filtered(table.live, request, table, people)[1]
+            allowed = table.live.copy()  # the records that pass the filters, matching or not
+            for mask in filters.values():
+                allowed &= mask
             hits = self._meaning_page(
                 searcher, text, request, (allowed, final), sims, total, table, mode == "hybrid"
             )

@@ -343,9 +343,10 @@ def embed_index(
             ix = storage.open_index(build_dir)
             try:
                 with ix.reader() as reader:
-                    known = known_vectors(index_dir, embedder.model_id, embedder.dimensions)
-                    table, more, _ = table_for(reader, embedder, folder, known, progress)
-                    embedded += more
+                    if current != live:  # an update came in meanwhile: its records too
+                        known = known_vectors(index_dir, embedder.model_id, embedder.dimensions)
+                        table, more, _ = table_for(reader, embedder, folder, known, progress)
+                        embedded += more
                     if (
                         existing is not None
                         and existing.model == table.model
