@@ -278,6 +278,13 @@ def main() -> None:
         help="Keep the indexes (and their vectors) here, reused by the next run with the "
         "same directory. Default: a temporary directory.",
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="Cut each record's text to this many word pieces before embedding it "
+        "(default: the model's own limit).",
+    )
     args = parser.parse_args()
 
     colls = [collection(spec) for spec in args.collections]
@@ -286,7 +293,7 @@ def main() -> None:
     if args.mode != "lexical":
         from pubsearch.embedding import Embedder
 
-        embedder = Embedder()
+        embedder = Embedder() if args.max_tokens is None else Embedder(max_tokens=args.max_tokens)
     with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as scratch:
         tmp = args.work or Path(scratch)
         indexes: dict[Path, Path] = {}

@@ -546,7 +546,9 @@ def check_facets(index: Path, expected_new_author: int) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 
-def bench_semantic(data: Path, size: int, nqueries: int, work: Path) -> SizeResult:
+def bench_semantic(
+    data: Path, size: int, nqueries: int, work: Path, max_tokens: int | None = None
+) -> SizeResult:
     """Embedding rate, query embedding time, and hybrid against lexical latency."""
     from pubsearch.embedding import Embedder
 
@@ -557,7 +559,8 @@ def bench_semantic(data: Path, size: int, nqueries: int, work: Path) -> SizeResu
     exe = str(Path(sys.executable).parent / "pubsearch")
     index = work / f"semantic-{size}"
     subprocess.run([exe, "index", "--index", str(index), "--no-vectors", str(src)], check=True)
-    wall, peak, out = run_measured([exe, "embed", "--index", str(index)])
+    cut = ["--max-tokens", str(max_tokens)] if max_tokens else []
+    wall, peak, out = run_measured([exe, "embed", "--index", str(index), *cut])
     print(f"  pubsearch embed: {out.strip()}", file=sys.stderr)
     result.add("pubsearch embed, records/s", actual / wall, None)
     result.add("pubsearch embed, peak memory (MB)", peak, None, "{:,.0f}")
@@ -617,6 +620,12 @@ def main() -> None:
     parser.add_argument(
         "--semantic", type=int, default=10_000, help="records embedded for the semantic rows"
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="pubsearch embed --max-tokens for the semantic rows (default: the model's own)",
+    )
     parser.add_argument("--sqlite-build", nargs=2, metavar=("DB", "SOURCE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sqlite_build:
@@ -636,7 +645,9 @@ def main() -> None:
             )
         if args.semantic:
             print(f"semantic, {args.semantic:,} records ...", file=sys.stderr)
-            results.append(bench_semantic(args.data, args.semantic, args.queries, work))
+            results.append(
+                bench_semantic(args.data, args.semantic, args.queries, work, args.max_tokens)
+            )
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

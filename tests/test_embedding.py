@@ -71,6 +71,24 @@ def test_long_texts_are_cut_at_the_models_limit(embedder: Embedder) -> None:
     assert embedder.embed([long]).shape == (1, embedding.DIMENSIONS)
 
 
+def test_texts_can_be_cut_shorter_and_their_vectors_are_kept_apart(embedder: Embedder) -> None:
+    short = Embedder(max_tokens=32)
+    long = " ".join(["gradient descent converges"] * 400)
+    (ids,) = short.token_ids([long])
+    assert len(ids) == 32
+    assert short.model_id == f"{embedder.model_id}-32t"
+    assert embedding.max_tokens_of(short.model_id) == 32
+    assert embedding.max_tokens_of(embedder.model_id) == embedding.MAX_TOKENS
+    # A text within the limit gets the same vector either way; a longer one does not.
+    within = "Sparse attention for protein structure prediction."
+    assert float(short.embed([within])[0] @ embedder.embed([within])[0]) > 0.9999
+    cut_text = " ".join(f"topic{n} about subject{n * 7}" for n in range(200))
+    assert float(short.embed([cut_text])[0] @ embedder.embed([cut_text])[0]) < 0.999
+    for wrong in (embedding.MIN_TOKENS - 1, embedding.MAX_TOKENS + 1):
+        with pytest.raises(ValueError, match="max_tokens must be from"):
+            Embedder(max_tokens=wrong)
+
+
 def test_empty_input_and_empty_text(embedder: Embedder) -> None:
     assert embedder.embed([]).shape == (0, embedding.DIMENSIONS)
     vector = embedder.embed([""])[0]

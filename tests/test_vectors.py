@@ -96,6 +96,36 @@ def test_no_vectors_then_embed_then_nothing_left_to_do(tmp_path: Path, seeds_dir
     assert again.stdout.startswith(f"vectors: all {SEED_RECORDS} records have one (0 made")
 
 
+def test_max_tokens_is_kept_by_embed_and_update_and_changed_only_by_embed(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    runner = CliRunner()
+    ix = str(tmp_path / "ix")
+    built = runner.invoke(main, ["index", "--index", ix, "--max-tokens", "32", str(seeds_dir)])
+    assert built.exit_code == 0, built.output
+    assert table_of(tmp_path / "ix").model == "all-MiniLM-L6-v2-int8-32t"
+    # Later runs follow the index's limit: nothing to embed again.
+    again = runner.invoke(main, ["embed", "--index", ix])
+    assert again.stdout.startswith(f"vectors: all {SEED_RECORDS} records have one (0 made")
+    extra = str(new_records(tmp_path / "new.jsonl"))
+    updated = runner.invoke(main, ["index", "--index", ix, "--update", extra])
+    assert updated.exit_code == 0, updated.output
+    table = table_of(tmp_path / "ix")
+    assert table.model == "all-MiniLM-L6-v2-int8-32t" and table.present.all()
+    # An update cannot change the limit: one line saying how to.
+    refused = runner.invoke(main, ["index", "--index", ix, "--update", "--max-tokens", "64", extra])
+    assert refused.exit_code == 2
+    assert "pubsearch embed --max-tokens 64" in refused.stderr
+    assert "Traceback" not in refused.output
+    # embed with another limit makes every vector again.
+    changed = runner.invoke(main, ["embed", "--index", ix, "--max-tokens", "64"])
+    assert changed.exit_code == 0, changed.output
+    assert f"{SEED_RECORDS + 2} made, 0 kept" in changed.stdout
+    assert table_of(tmp_path / "ix").model == "all-MiniLM-L6-v2-int8-64t"
+    too_few = runner.invoke(main, ["embed", "--index", ix, "--max-tokens", "8"])
+    assert too_few.exit_code == 2 and "--max-tokens" in too_few.stderr
+
+
 def test_embed_without_an_index_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["embed", "--index", str(tmp_path / "none")])
     assert result.exit_code == 1

@@ -44,6 +44,18 @@ def wait_option(text: str) -> Callable[[F], F]:
     return decorate
 
 
+def max_tokens_option(func: F) -> F:
+    option = click.option(
+        "--max-tokens",
+        type=click.IntRange(min=16, max=256),
+        default=None,
+        help="Embed each record's first N word pieces only: 128 makes vectors about twice "
+        "as fast, at a small cost in ranking (see docs/performance.md). Default: the limit "
+        "the index's vectors were made with, else the model's own 256.",
+    )
+    return option(func)
+
+
 @click.command("index")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @index_option
@@ -73,6 +85,7 @@ def wait_option(text: str) -> Callable[[F], F]:
     help="Do not give records sentence vectors (hybrid and semantic search need them; "
     "'pubsearch embed' adds them later). Also set by PUBSEARCH_NO_VECTORS=1.",
 )
+@max_tokens_option
 @reports_errors
 def index_command(
     paths: tuple[Path, ...],
@@ -82,6 +95,7 @@ def index_command(
     wait: float,
     workers: int | None,
     no_vectors: bool,
+    max_tokens: int | None,
 ) -> None:
     """Index publication records from files or directories (default: seeds/).
 
@@ -117,7 +131,7 @@ def index_command(
     # An update makes vectors only for an index that has them (the model loads in a second
     # or two: not for nothing).
     no_vectors = no_vectors or vectors_disabled(os.environ) or (update and not _has_vectors(target))
-    embedder = None if no_vectors else _embedder_if_installed()
+    embedder = None if no_vectors else _embedder_if_installed(target, max_tokens, update)
     with progress(records, report, sources) as counted:
         if update:
             summary = update_index(
@@ -152,14 +166,33 @@ def _has_vectors(index_dir: Path) -> bool:
     return live is not None and (live / VECTORS_FILE).is_file()
 
 
-def _embedder_if_installed() -> Embedder | None:
+def _embedder_if_installed(target: Path, max_tokens: int | None, update: bool) -> Embedder | None:
     """The sentence model, or None (with a note) when the semantic part is not installed."""
     from pubsearch import embedding
 
     if not embedding.available():
         click.echo(f"note: no vectors made: {embedding.unavailable_message()}", err=True)
         return None
-    return embedding.Embedder()
+    return _embedder_for(target, max_tokens, update)
+
+
+def _embedder_for(target: Path, max_tokens: int | None, update: bool = False) -> Embedder:
+    """The model cutting texts where the index's vectors were cut (or at ``max_tokens``:
+    an update keeps the vectors it has, so it cannot change that)."""
+    from pubsearch import embedding
+    from pubsearch.errors import UsageError
+    from pubsearch.vectors import index_model
+
+    model = index_model(target)
+    had = embedding.max_tokens_of(model) if model is not None else None
+    if update and had is not None and max_tokens is not None and max_tokens != had:
+        raise UsageError(
+            f"--max-tokens {max_tokens}: the vectors of {target} were made of "
+            f"{had} tokens a record; to change that, run: pubsearch embed --max-tokens "
+            f"{max_tokens}"
+        )
+    chosen = max_tokens or had or embedding.MAX_TOKENS
+    return embedding.Embedder(max_tokens=chosen)
 
 
 def _embed(target: Path, embedder: Embedder, wait: float) -> None:
@@ -212,26 +245,30 @@ class _VectorProgress:
 @click.command("embed")
 @index_option
 @wait_option("Seconds to wait for another indexer when the vectors are ready to publish.")
+@max_tokens_option
 @reports_errors
-def embed_command(index_dir: Path | None, wait: float) -> None:
+def embed_command(index_dir: Path | None, wait: float, max_tokens: int | None) -> None:
     """Give the index's records that lack one a sentence vector, for hybrid and semantic
     search (needs pip install 'pubsearch[semantic]').
 
     Runs beside a server, which goes on answering and switches to the new vectors when
     they are published. Resumable: after Ctrl-C or a kill, run it again and it goes on
-    from the vectors already made.
+    from the vectors already made. With another --max-tokens than the index's vectors
+    were made with, every record is embedded again.
 
     \b
     Example:
         pubsearch index --no-vectors records.jsonl.gz
         pubsearch embed
+        pubsearch embed --max-tokens 128
     """
     from pubsearch import embedding
     from pubsearch.errors import UsageError
 
     if not embedding.available():
         raise UsageError(embedding.unavailable_message())
-    _embed(_index_dir(index_dir), embedding.Embedder(), wait)
+    target = _index_dir(index_dir)
+    _embed(target, _embedder_for(target, max_tokens), wait)
 
 
 # A build of at least this many records without the C speedups says how to get them.

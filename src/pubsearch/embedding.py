@@ -19,6 +19,7 @@ import hashlib
 import importlib.resources
 import importlib.util
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,8 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 DIMENSIONS = 384
 # sentence_bert_config.json's max_seq_length: longer texts are cut to their first tokens.
 MAX_TOKENS = 256
+# The fewest tokens a text may be cut to (Embedder's max_tokens).
+MIN_TOKENS = 16
 LAYERS = 6
 HEADS = 12
 LAYER_NORM_EPS = 1e-12
@@ -52,6 +55,12 @@ def record_text(title: str, abstract: str) -> str:
     if title and abstract:
         return f"{title}. {abstract}"
     return title or abstract
+
+
+def max_tokens_of(model_id: str) -> int:
+    """The token limit the vectors of ``model_id`` (an Embedder.model_id) were made with."""
+    found = re.search(r"-(\d+)t$", model_id)
+    return int(found.group(1)) if found else MAX_TOKENS
 
 
 class SemanticUnavailable(RuntimeError):
@@ -250,7 +259,13 @@ def _ensure_graph(quantised: bool) -> Path:
 class Embedder:
     """Turns texts into unit vectors of ``DIMENSIONS`` float32 numbers."""
 
-    def __init__(self, *, quantised: bool = True, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        quantised: bool = True,
+        threads: int | None = None,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -258,9 +273,17 @@ class Embedder:
         self.quantised = quantised
         self.dimensions = DIMENSIONS
         # Vectors of different graphs are not mixed in one index.
+        if not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
+            raise ValueError(
+                f"max_tokens must be from {MIN_TOKENS} to {MAX_TOKENS}, not {max_tokens}"
+            )
+        self.max_tokens = max_tokens
         self.model_id = f"{MODEL_NAME}-{'int8' if quantised else 'f32'}"
+        if max_tokens != MAX_TOKENS:
+            # Texts cut shorter make other vectors: they are kept apart.
+            self.model_id += f"-{max_tokens}t"
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.no_padding()
         options = onnxruntime.SessionOptions()
         if threads:

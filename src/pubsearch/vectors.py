@@ -165,6 +165,24 @@ def generation_table(directory: Path) -> VectorTable | None:
         ix.close()
 
 
+def index_model(index_dir: Path) -> str | None:
+    """The model (Embedder.model_id) of the vectors the index at ``index_dir`` has: that of
+    a run that did not finish (to go on with it), else that of the live generation's; None
+    for neither."""
+    runs = index_dir / CHUNKS_DIR
+    started = sorted(runs.iterdir()) if runs.is_dir() else []
+    if len(started) == 1:
+        return started[0].name
+    live = storage.current_generation(index_dir)
+    if live is None:
+        return None
+    try:
+        with open(live / VECTORS_FILE, "rb") as fh, np.load(fh) as data:
+            return str(data["model"])
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+
+
 # -- the chunks of a run in progress -------------------------------------------------------
 
 
