@@ -102,7 +102,11 @@ COLUMNS = (
     ("faceted p50 / p95 / p99 ms", "p", "{:.0f} / {:.0f} / {:.0f}"),
     ("worst shape ms", "worst_ms", "{:,.0f}"),
     ("update 1,000 s", "update_s", "{:.1f}"),
-    ("server RSS MB after 2,000 requests", "server_mb", "{:,.0f}"),
+    (
+        "server RSS MB after 2,000 requests (own / mapped index)",
+        "sm",
+        "{:,.0f} ({:,.0f} / {:,.0f})",
+    ),
     ("SQLite build s (records/s)", "sq", "{:,.0f} ({:,.0f})"),
     ("SQLite MB", "sqlite_mb", "{:,.0f}"),
     ("SQLite faceted p50 / p95 / p99 ms", "sp", "{:.0f} / {:.0f} / {:.0f}"),
@@ -111,6 +115,7 @@ GROUPS = {
     "p": ("p50", "p95", "p99"),
     "sp": ("sqlite_p50", "sqlite_p95", "sqlite_p99"),
     "sq": ("sqlite_s", "sqlite_rate"),
+    "sm": ("server_mb", "server_anon_mb", "server_file_mb"),
 }
 
 
@@ -273,7 +278,9 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
         max_seconds=900,
     )
     lat = run.tally.latencies
-    row.figures["server_mb"] = run.rss_end
+    row.figures.update(
+        server_mb=run.rss_end, server_anon_mb=run.anon_end, server_file_mb=run.file_end
+    )
     row.notes.append(
         f"server: {len(lat):,} requests, {len(lat) / run.wall:.1f}/s, p50 "
         f"{load.pct(lat, 0.5):.0f} ms, p95 {load.pct(lat, 0.95):.0f} ms, "

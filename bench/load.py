@@ -144,17 +144,20 @@ def client(port: int, paths: list[str], tally: Tally, deadline: float) -> None:
     conn.close()
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and its child processes (the server processes), in MB."""
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of ``pid`` and its child processes (the server processes), in MB.
+    ``field`` is a line of /proc/PID/status: VmRSS (all of it), RssAnon (the memory the
+    processes made themselves) or RssFile (pages of files they map, the index's segments
+    among them: the kernel's page cache, counted once per process that maps them)."""
     total = 0.0
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 total += int(line.split()[1]) / 1024
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:  # the process is gone
         return total
-    return total + sum(rss_mb(int(child)) for child in children)
+    return total + sum(rss_mb(int(child), field) for child in children)
 
 
 def free_port() -> int:
@@ -189,6 +192,9 @@ class LoadResult:
     wall: float
     rss_start: float
     samples: list[float]
+    # At the end: the part of RSS the processes made themselves, and the mapped files.
+    anon_end: float = 0.0
+    file_end: float = 0.0
 
     @property
     def rss_end(self) -> float:
@@ -250,11 +256,12 @@ def run_load(
         for t in workers:
             t.join()
         samples.append(rss_mb(server.pid))
+        anon, mapped = rss_mb(server.pid, "RssAnon"), rss_mb(server.pid, "RssFile")
         wall = time.perf_counter() - started
     finally:
         server.terminate()
         server.wait(timeout=30)
-    return LoadResult(tally, wall, rss_start, samples)
+    return LoadResult(tally, wall, rss_start, samples, anon, mapped)
 
 
 def main() -> None:
@@ -301,7 +308,8 @@ def main() -> None:
     print(
         f"server RSS: {rss_start:.0f} MB after warm-up, peak {max(samples or [rss_start]):.0f} MB, "
         f"second half {min(half):.0f}-{max(half):.0f} MB (mean {statistics.mean(half):.0f} MB), "
-        f"end {run.rss_end:.0f} MB"
+        f"end {run.rss_end:.0f} MB ({run.anon_end:.0f} MB its own, {run.file_end:.0f} MB "
+        "of mapped files)"
     )
     for error in tally.errors[:10]:
         print("error:", error)

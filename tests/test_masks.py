@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +121,27 @@ def test_long_posting_lists_are_shared_by_searchers_of_one_generation(
         assert reads.count(long_word) == 1
         assert reads.count(short_word) == 2
         assert not got[long_word][0].flags.writeable
+
+
+def test_a_threads_recent_lists_are_bounded_in_bytes_as_well_as_in_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A common word's list grows with the index: a thread keeps the last lists only up to
+    a number of bytes, and always the newest, however large."""
+    monkeypatch.setattr(masks, "_RECENT_MAX_BYTES", 10_000)
+    recent: OrderedDict[object, tuple[object, ...]] = OrderedDict()
+
+    def lists(count: int) -> tuple[object, np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+        return (None, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.float64))
+
+    for word in range(4):
+        masks._remember(recent, word, lists(200))  # 3,200 bytes each
+    assert list(recent) == [1, 2, 3]
+    masks._remember(recent, "huge", lists(5_000))  # 80,000 bytes: alone, and kept
+    assert list(recent) == ["huge"]
+    for word in range(masks._RECENT_SIZE + 3):
+        masks._remember(recent, ("small", word), lists(1))
+    assert len(recent) == masks._RECENT_SIZE
 
 
 @pytest.mark.parametrize("text", ["000A:0", "1A:0 model"])

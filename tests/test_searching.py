@@ -267,3 +267,37 @@ def test_a_sentence_counts_records_with_an_uncommon_word(service: SearchService)
         sentence.total == service.search(SearchRequest(q="batch OR size OR effect OR zzqx")).total
     )
     assert 0 < sentence.total < service.search(SearchRequest(q="the")).total
+
+
+def test_field_lengths_are_read_once_for_every_thread_of_a_generation(
+    seed_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each thread searches with a searcher of its own; the documents' field lengths (8 MB
+    a field at 1,000,000 records) are the generation's, read once for all of them."""
+    import threading
+
+    from pubsearch import searching
+
+    reads: list[str] = []
+    read = searching.field_lengths
+
+    def counted(reader, fieldname):  # type: ignore[no-untyped-def]
+        reads.append(fieldname)
+        return read(reader, fieldname)
+
+    monkeypatch.setattr(searching, "field_lengths", counted)
+    service = SearchService(seed_index)
+    try:
+        totals: list[int] = []
+
+        def search() -> None:
+            totals.append(service.search(SearchRequest(q="batch size", mode="lexical")).total)
+
+        for _ in range(3):
+            thread = threading.Thread(target=search)
+            thread.start()
+            thread.join()
+        assert len(set(totals)) == 1 and totals[0] > 0
+        assert reads and len(reads) == len(set(reads))  # each field once, not per thread
+    finally:
+        service.close()

@@ -56,10 +56,21 @@ class MultiValued:
     doc_of_entry: Int32Array
 
     @classmethod
-    def from_values(cls, per_doc: list[list[str]], labels: list[str] | None = None) -> MultiValued:
-        """From each document's values; ``labels`` (optional) fixes the ids of known values."""
+    def from_values(
+        cls,
+        per_doc: list[list[str]],
+        labels: list[str] | None = None,
+        known: Mapping[str, int] | None = None,
+    ) -> MultiValued:
+        """From each document's values; ``labels`` (optional) fixes the ids of known values,
+        and ``known`` (optional) gives their folded keys (else each label is folded)."""
         labels = list(labels or ())
-        ids_by_key = {fold(label): i for i, label in enumerate(labels)}
+        if known is None:
+            ids_by_key = {fold(label): i for i, label in enumerate(labels)}
+        elif isinstance(known, _SavedKeys):
+            ids_by_key = known.copy()
+        else:
+            ids_by_key = dict(known)
         ids_by_value: dict[str, int] = {}
         lengths = np.zeros(len(per_doc), dtype=np.int64)
         value_ids: list[int] = []
@@ -106,7 +117,8 @@ class MultiValued:
 
     def extended(self, per_doc: list[list[str]]) -> MultiValued:
         """This table with documents appended (ids of known values unchanged)."""
-        added = MultiValued.from_values(per_doc, list(self.labels))
+        # The keys known already, not every label folded again (a million at 1M records).
+        added = MultiValued.from_values(per_doc, list(self.labels), self.ids_by_key)
         offsets = np.concatenate([self.offsets, self.offsets[-1] + added.offsets[1:]])
         value_ids = np.concatenate([self.value_ids, added.value_ids]).astype(np.int32)
         return MultiValued._from_arrays(added.labels, added.ids_by_key, offsets, value_ids)
@@ -469,6 +481,9 @@ class _SavedKeys(Mapping[str, int]):
                     self._packed = None
                 ids = self._ids
         return ids
+
+    def copy(self) -> dict[str, int]:
+        return dict(self._dict())
 
     def __getitem__(self, key: str) -> int:
         return self._dict()[key]

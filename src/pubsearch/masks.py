@@ -136,7 +136,7 @@ def field_docs(reader: Any, fieldname: str) -> IntArray | None:
     the index lacks."""
     if fieldname not in reader.schema:
         return None
-    key = (_segments_of(reader), "field:*", fieldname)
+    key = (segments_key(reader), "field:*", fieldname)
     held = _PHRASES.get(key)
     if held is not None:
         return held[0]
@@ -192,7 +192,7 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     looking every word up again in every segment."""
     if not _is_text_field_of(reader.schema, q.fieldname) or not isinstance(q.text, str):
         return None
-    key = (_segments_of(reader), type(q).__name__, q.fieldname, q.text)
+    key = (segments_key(reader), type(q).__name__, q.fieldname, q.text)
     held = _PATTERNS.get(key)
     if held is not None:
         return PatternPostings(tuple(held[3].tolist()), held[0], held[1], held[2])
@@ -274,9 +274,12 @@ def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
 
 
 # The posting lists read last, per thread: a search reads each word's list for its mask
-# and again to score it; each block read costs an unpickling of its positions too.
+# and again to score it; each block read costs an unpickling of its positions too. Bounded
+# in bytes as well as in lists: a common word's list grows with the index (16 MB at
+# 1,000,000 records), and every thread of every server process keeps its own.
 _RECENT = threading.local()
 _RECENT_SIZE = 16
+_RECENT_MAX_BYTES = 24 * 1024 * 1024
 
 
 def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
@@ -290,7 +293,7 @@ def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, 
     if held is not None and held[0] is reader:
         recent.move_to_end(key)
         return held[1], held[2]
-    shared_key = (_segments_of(reader), fieldname, text)
+    shared_key = (segments_key(reader), fieldname, text)
     shared = _LONG_LISTS.get(shared_key)
     if shared is not None:
         ids, weights = shared
@@ -312,7 +315,7 @@ def _postings_with_values(reader: Any, fieldname: str, text: str) -> tuple[IntAr
     values take many times their memory, and phrase matches are kept instead."""
     ids, weights, values = _read_postings(reader, fieldname, text, True)
     _remember(_recent(), (id(reader), fieldname, text), (reader, ids, weights))
-    _share_if_long((_segments_of(reader), fieldname, text), ids, weights)
+    _share_if_long((segments_key(reader), fieldname, text), ids, weights)
     assert values is not None
     return ids, values
 
@@ -325,10 +328,19 @@ def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
 
 
 def _remember(recent: OrderedDict[Any, tuple[Any, ...]], key: Any, value: tuple[Any, ...]) -> None:
+    """Keep ``value`` (reader, document numbers, weights) as the newest of this thread's
+    lists, dropping the oldest past :data:`_RECENT_SIZE` lists or :data:`_RECENT_MAX_BYTES`
+    (the newest is always kept)."""
     recent[key] = value
     recent.move_to_end(key)
-    if len(recent) > _RECENT_SIZE:
+    while len(recent) > 1 and (
+        len(recent) > _RECENT_SIZE or _held_bytes(recent) > _RECENT_MAX_BYTES
+    ):
         recent.popitem(last=False)
+
+
+def _held_bytes(recent: OrderedDict[Any, tuple[Any, ...]]) -> int:
+    return sum(ids.nbytes + weights.nbytes for _, ids, weights in recent.values())
 
 
 def _read_postings(
@@ -373,7 +385,7 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
     if not all(isinstance(w, str) for w in words):
         return None
     reader = searcher.reader()
-    key = (_segments_of(reader), fieldname, words, q.slop)
+    key = (segments_key(reader), fieldname, words, q.slop)
     held = _PHRASES.get(key)
     if held is not None:
         return held[0]
@@ -382,7 +394,7 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
     return found
 
 
-def _segments_of(reader: Any) -> tuple[tuple[str, int], ...]:
+def segments_key(reader: Any) -> tuple[tuple[str, int], ...]:
     """What a reader's document numbers depend on: its segments and where each starts.
     Every thread's reader of one index generation gives the same."""
     return tuple((segment.segment().segid, offset) for segment, offset in reader.leaf_readers())

@@ -12,6 +12,7 @@ import re
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from pubsearch.highlighting import (
     marked_words,
 )
 from pubsearch.hits import HitMaker
-from pubsearch.masks import DocumentSet, FloatArray, query_mask
+from pubsearch.masks import DocumentSet, FloatArray, query_mask, segments_key
 from pubsearch.querying import (
     bare_words,
     parse_query,
@@ -57,6 +58,8 @@ NAME_BOOST = 2.0
 FEW_RESULTS = 10
 # How many of the closest records "related papers" shows.
 RELATED_MAX = 50
+# Generations whose field lengths are kept (the live one and the one before it).
+KEPT_LENGTHS = 2
 
 
 @dataclass(frozen=True)
@@ -93,9 +96,9 @@ class SearchService:
         self._lock = threading.Lock()
         self._generation: Generation | None = None
         self._local = threading.local()
-        self._field_lengths: weakref.WeakKeyDictionary[Searcher, dict[str, FloatArray]] = (
-            weakref.WeakKeyDictionary()
-        )
+        # Field lengths by the segments they are of: the same for every thread's searcher
+        # of a generation (8 MB a field at 1,000,000 records). The newest two are kept.
+        self._field_lengths: OrderedDict[Any, dict[str, FloatArray]] = OrderedDict()
         # Every searcher still open, whatever thread opened it: closed with the service
         # even when close() is never called (indexes are read through open files).
         self._open: set[Searcher] = set()
@@ -171,14 +174,21 @@ class SearchService:
             return gen.facets
 
     def _lengths(self, searcher: Searcher) -> Callable[[str], FloatArray]:
-        """Field lengths of ``searcher``'s documents, read once per searcher and field."""
+        """Field lengths of ``searcher``'s documents, read once per generation and field
+        and shared by every thread."""
+        key = segments_key(searcher.reader())
         with self._lock:
-            cache = self._field_lengths.setdefault(searcher, {})
+            cache = self._field_lengths.setdefault(key, {})
+            self._field_lengths.move_to_end(key)
+            while len(self._field_lengths) > KEPT_LENGTHS:
+                self._field_lengths.popitem(last=False)
 
         def lengths(fieldname: str) -> FloatArray:
-            if fieldname not in cache:
-                cache[fieldname] = field_lengths(searcher.reader(), fieldname)
-            return cache[fieldname]
+            found = cache.get(fieldname)
+            if found is None:
+                # Two threads may both read a field's lengths the first time: the same.
+                found = cache[fieldname] = field_lengths(searcher.reader(), fieldname)
+            return found
 
         return lengths
 
