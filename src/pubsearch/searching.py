@@ -96,8 +96,7 @@ class SearchService:
         self._lock = threading.Lock()
         self._generation: Generation | None = None
         self._local = threading.local()
-        # Field lengths by the segments they are of: the same for every thread's searcher
-        # of a generation (8 MB a field at 1,000,000 records). The newest two are kept.
+        # Field lengths by generation (segments), shared by its threads' searchers.
         self._field_lengths: OrderedDict[Any, dict[str, FloatArray]] = OrderedDict()
         # Every searcher still open, whatever thread opened it: closed with the service
         # even when close() is never called (indexes are read through open files).
@@ -187,7 +186,9 @@ class SearchService:
             found = cache.get(fieldname)
             if found is None:
                 # Two threads may both read a field's lengths the first time: the same.
-                found = cache[fieldname] = field_lengths(searcher.reader(), fieldname)
+                found = field_lengths(searcher.reader(), fieldname)
+                found.flags.writeable = False  # shared: no caller may change it
+                cache[fieldname] = found
             return found
 
         return lengths
