@@ -83,6 +83,60 @@ def test_phrase_matches_follow_a_new_generation(index_dir: Path) -> None:
         service.close()
 
 
+def test_doc_frequencies_are_whooshs_in_every_segment(index_dir: Path) -> None:
+    """From the terms' rows kept for the generation: each word's frequency summed over the
+    segments, deleted documents included, as Whoosh's reader gives it; 0 for a word no
+    segment has; and after an update, the new generation's."""
+    update_index(
+        index_dir,
+        [Record(id=f"more-{n}", title=f"Batch size {n}", abstract="The batch.") for n in range(3)],
+    )
+    with _searcher(index_dir) as searcher:
+        reader = searcher.reader()
+        assert len(reader.leaf_readers()) > 1
+        for field in ("title", "abstract", "content", "author", "subject"):
+            words = [*list(reader.field_terms(field))[:150], "nothingatall"]
+            for word in words:
+                want = reader.doc_frequency(field, word)
+                assert masks.doc_frequency(reader, field, word) == want, (field, word)
+                rows = masks.term_rows(reader, field, word)
+                assert rows is not None and len(rows) == sum(
+                    (field, word) in leaf for leaf, _ in reader.leaf_readers()
+                )
+        before = masks.doc_frequency(reader, "title", "batch")
+    update_index(index_dir, [Record(id="one-more", title="A batch", abstract="Batch.")])
+    with _searcher(index_dir) as searcher:
+        assert masks.doc_frequency(searcher.reader(), "title", "batch") == before + 1
+
+
+def test_term_rows_are_looked_up_once_a_generation(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoosh asks each segment's table three times for a word a query scores (is it
+    there, its frequency, its postings): here once, for every searcher of the generation."""
+    monkeypatch.setattr(masks, "_TERM_ROWS", masks._TermRowCache(max_terms=2))
+    asked: list[str] = []
+    looked_up = w3format.term_row
+
+    def counted(segment, fieldname, text):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return looked_up(segment, fieldname, text)
+
+    monkeypatch.setattr(w3format, "term_row", counted)
+    with _searcher(index_dir) as first, _searcher(index_dir) as second:
+        segments = len(first.reader().leaf_readers())
+        for searcher in (first, second):
+            searcher.idf("content", "batch")
+            postings(searcher.reader(), "content", "batch")
+            assert searcher.doc_frequency("content", "batch") == masks.doc_frequency(
+                searcher.reader(), "content", "batch"
+            )
+        assert asked.count("batch") == segments
+        for word in ("size", "train", "batch"):  # two kept: "batch" was dropped
+            masks.doc_frequency(first.reader(), "content", word)
+        assert asked.count("batch") == 2 * segments
+
+
 def test_long_posting_lists_are_shared_by_searchers_of_one_generation(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -385,10 +439,10 @@ def test_posting_lists_decoded_in_c_are_what_pickle_reads(
         for record in records:
             plain.add_document(**record_fields(record))
         plain.commit(merge=False)
-    decoded = 0
+    decoded = refused = 0
     with ix.reader() as reader:
         fields = ("title", "abstract", "content", "author", "subject", "keys", "id")
-        for _fieldname, text, raw in _raw_lists(reader, fields):
+        for fieldname, text, raw in _raw_lists(reader, fields):
             ids, weights = speedups.compiled.decode_list(raw, WHOOSH3_HEADER_MAGIC, zlib.decompress)
             python = w3format.BlockArrays()
             python.add_list(raw)
@@ -396,8 +450,24 @@ def test_posting_lists_decoded_in_c_are_what_pickle_reads(
             assert np.frombuffer(ids, dtype=np.int64).tolist() == want_ids.tolist(), text
             assert np.frombuffer(weights, dtype=np.float64).tolist() == want_weights.tolist()
             decoded += 1
+            if fieldname not in ("title", "abstract"):
+                continue  # values of a fixed size, joined in one bytes a block: not decoded
+            # With their values (encoded positions): what pickle reads. Whoosh's protocol-2
+            # pickles (each value a call to _codecs.encode) are refused, and pickle reads them.
+            with_values = w3format.BlockArrays(with_values=True)
+            with_values.add_list(raw)
+            try:
+                *_, values = speedups.compiled.decode_list(
+                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress, True
+                )
+            except ValueError:
+                assert writer == "whoosh" and any(with_values.values), text
+                refused += 1
+            else:
+                assert values == with_values.values, text
     ix.close()
     assert decoded > 500
+    assert refused > 100 if writer == "whoosh" else not refused
 
 
 @pytest.fixture(scope="module")
@@ -423,10 +493,13 @@ def test_the_c_decoder_refuses_damaged_lists(
     raw = long_raw_list
     at = where % len(raw)
     for broken in (raw[:at] + damage + raw[at + len(damage) :], raw[:at], raw + damage):
-        try:
-            speedups.compiled.decode_list(broken, WHOOSH3_HEADER_MAGIC, zlib.decompress)
-        except (ValueError, zlib.error):
-            pass
+        for with_values in (False, True):
+            try:
+                speedups.compiled.decode_list(
+                    broken, WHOOSH3_HEADER_MAGIC, zlib.decompress, with_values
+                )
+            except (ValueError, zlib.error):
+                pass
 
 
 @pytest.mark.speedups

@@ -1358,6 +1358,65 @@ pkr_numbers(PkReader *r, Buf *out, Py_ssize_t *count)
     return 0;
 }
 
+/* A block's values as write_blocks writes them (protocol 5): a tuple of `count` bytes
+ * (SHORT_BINBYTES or BINBYTES), each appended to `out` as a bytes object. 0 when read, -1
+ * for anything else (None, joined values, memo references, protocol 2's calls to
+ * _codecs.encode: pickle reads those), -2 when out of memory. */
+static int
+pkr_values(PkReader *r, PyObject *out, Py_ssize_t count)
+{
+    if (r->at >= r->n) {
+        return -1;
+    }
+    int marked = r->p[r->at] == '(';
+    if (marked) {
+        r->at += 1;
+    } else if (count > 3) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (r->at + 2 > r->n) {
+            return -1;
+        }
+        const unsigned char *p = r->p + r->at;
+        Py_ssize_t size, head;
+        if (p[0] == 'C') {
+            size = p[1];
+            head = 2;
+        } else if (p[0] == 'B' && r->at + 5 <= r->n) {
+            size = (Py_ssize_t)((uint32_t)p[1] | ((uint32_t)p[2] << 8) | ((uint32_t)p[3] << 16) |
+                                ((uint32_t)p[4] << 24));
+            head = 5;
+        } else {
+            return -1;
+        }
+        if (r->at + head + size > r->n) {
+            return -1;
+        }
+        PyObject *value = PyBytes_FromStringAndSize((const char *)p + head, size);
+        if (value == NULL) {
+            return -2;
+        }
+        int failed = PyList_Append(out, value);
+        Py_DECREF(value);
+        if (failed) {
+            return -2;
+        }
+        r->at += head + size;
+        pkr_memo(r);
+    }
+    if (r->at >= r->n) {
+        return -1;
+    }
+    unsigned char op = r->p[r->at];
+    if (marked ? op != 't' : op != (count == 0 ? ')' : 0x85 + count - 1)) {
+        return -1;
+    }
+    r->at += 1;
+    pkr_memo(r);
+    return 0;
+}
+
 /* Every block of one W3 posting list (the bytes of the postings file from its magic on):
  * the document numbers (each block's deltas summed) and the weights, as int64 and float64
  * bytes. `decompress` is zlib.decompress, for blocks stored compressed. */
@@ -1368,11 +1427,18 @@ decode_list(PyObject *module, PyObject *args)
     const char *magic;
     Py_ssize_t magic_len;
     PyObject *decompress;
-    if (!PyArg_ParseTuple(args, "y*y#O", &raw, &magic, &magic_len, &decompress)) {
+    int with_values = 0;
+    if (!PyArg_ParseTuple(args, "y*y#O|p", &raw, &magic, &magic_len, &decompress,
+                          &with_values)) {
         return NULL;
     }
     Buf ids = {0}, weights = {0}, numbers = {0};
     PyObject *inflated = NULL;
+    PyObject *values = with_values ? PyList_New(0) : NULL;
+    if (with_values && values == NULL) {
+        PyBuffer_Release(&raw);
+        return NULL;
+    }
     const unsigned char *p = raw.buf;
     Py_ssize_t n = raw.len;
     if (n < magic_len || memcmp(p, magic, (size_t)magic_len) != 0) {
@@ -1446,6 +1512,7 @@ decode_list(PyObject *module, PyObject *args)
         numbers.len = 0;
         if (data.p[data.at] == 'N') {
             got = 1; /* None: every weight 1 */
+            data.at += 1;
             double one = 1.0;
             if (buf_put(&numbers, &one, 8) < 0) {
                 goto fail;
@@ -1466,14 +1533,28 @@ decode_list(PyObject *module, PyObject *args)
                 goto fail;
             }
         }
+        if (with_values) {
+            got = pkr_values(&data, values, count);
+            if (got == -2) {
+                goto fail;
+            }
+            if (got < 0) {
+                goto unexpected;
+            }
+        }
         Py_CLEAR(inflated);
         at += length;
     }
     if (at != n) {
         goto unexpected;
     }
-    PyObject *result = Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
-                                     weights.data ? weights.data : "", weights.len);
+    PyObject *result =
+        with_values
+            ? Py_BuildValue("(y#y#O)", ids.data ? ids.data : "", ids.len,
+                            weights.data ? weights.data : "", weights.len, values)
+            : Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
+                            weights.data ? weights.data : "", weights.len);
+    Py_XDECREF(values);
     buf_free(&ids);
     buf_free(&weights);
     buf_free(&numbers);
@@ -1482,6 +1563,7 @@ decode_list(PyObject *module, PyObject *args)
 unexpected:
     PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
 fail:
+    Py_XDECREF(values);
     Py_XDECREF(inflated);
     buf_free(&ids);
     buf_free(&weights);
@@ -1492,8 +1574,9 @@ fail:
 
 static PyMethodDef methods[] = {
     {"decode_list", decode_list, METH_VARARGS,
-     "decode_list(raw, magic, decompress) -> (ids, weights), int64 and float64 bytes\n\n"
-     "A W3 posting list's document numbers and weights; see masks._raw_list."},
+     "decode_list(raw, magic, decompress, with_values=False)\n"
+     "    -> (ids, weights[, values]), int64 and float64 bytes[, a list of bytes]\n\n"
+     "A W3 posting list's document numbers, weights and values; see w3format.raw_list."},
     {"position_table", position_table, METH_VARARGS,
      "position_table(values) -> (owners, positions), int64 bytes each\n\n"
      "Every position of Whoosh's encoded position lists; see masks._position_table."},

@@ -1,7 +1,7 @@
 """Type stubs of pubsearch._speedups (src/pubsearch/_speedups.c)."""
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 Buffer = Any  # an object with a contiguous buffer (numpy arrays, bytes)
 
@@ -59,6 +59,15 @@ def doc_postings_ids(
     fieldboost: float,
 ) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...
 def position_table(values: list[bytes]) -> tuple[bytes, bytes]: ...
+@overload
 def decode_list(
     raw: bytes, magic: bytes, decompress: Callable[[bytes], bytes]
 ) -> tuple[bytes, bytes]: ...
+@overload
+def decode_list(
+    raw: bytes, magic: bytes, decompress: Callable[[bytes], bytes], with_values: Literal[False]
+) -> tuple[bytes, bytes]: ...
+@overload
+def decode_list(
+    raw: bytes, magic: bytes, decompress: Callable[[bytes], bytes], with_values: Literal[True]
+) -> tuple[bytes, bytes, list[bytes]]: ...

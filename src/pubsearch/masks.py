@@ -268,6 +268,68 @@ def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
     return None
 
 
+def term_rows(
+    reader: Any, fieldname: str, text: str | bytes
+) -> tuple[tuple[int, bytes], ...] | None:
+    """``(leaf number, row)`` of each of ``reader``'s segments that has ``fieldname:text``
+    (see :func:`w3format.term_row`), or None when a segment is not whoosh3's. Kept for
+    the generation: at 1,000,000 records an index has some 34 segments, and Whoosh looks a
+    term up in each of them three times (is it there, its frequency, its postings), some
+    20 ms of every query."""
+    key = (segments_key(reader), fieldname, text)
+    found = _TERM_ROWS.get(key)
+    if found is not None:
+        return found
+    try:
+        rows = tuple(
+            (number, row)
+            for number, (segment, _) in enumerate(reader.leaf_readers())
+            if (row := w3format.term_row(segment, fieldname, text)) is not None
+        )
+    except w3format.NotWhoosh3:
+        return None
+    _TERM_ROWS.put(key, rows)
+    return rows
+
+
+def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
+    """How many documents (deleted ones included) have ``fieldname:text``: Whoosh's
+    ``reader.doc_frequency``, from the terms' rows kept for the generation."""
+    rows = term_rows(reader, fieldname, text)
+    if rows is None:
+        return int(reader.doc_frequency(fieldname, text))
+    return sum(w3format.row_doc_frequency(row) for _, row in rows)
+
+
+class _TermRowCache:
+    """Terms' rows (see term_rows), shared by every thread, the least recently used
+    dropped past ``max_terms``."""
+
+    def __init__(self, max_terms: int) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Any, tuple[tuple[int, bytes], ...]] = OrderedDict()
+        self._max_terms = max_terms
+
+    def get(self, key: Any) -> tuple[tuple[int, bytes], ...] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Any, rows: tuple[tuple[int, bytes], ...]) -> None:
+        with self._lock:
+            self._items[key] = rows
+            self._items.move_to_end(key)
+            while len(self._items) > self._max_terms:
+                self._items.popitem(last=False)
+
+
+# A row is some 30 bytes and a term is in a few dozen segments at most: 16,384 terms hold
+# a few MB, more than the words of the searches of many minutes.
+_TERM_ROWS = _TermRowCache(max_terms=16_384)
+
+
 def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
     """Document numbers in the posting list of ``fieldname:text``, deleted ones included."""
     return postings(reader, fieldname, text)[0]
@@ -351,11 +413,16 @@ def _read_postings(
     ids: list[IntArray] = []
     weights: list[FloatArray] = []
     values: list[bytes] | None = [] if with_values else None
-    for segment, offset in reader.leaf_readers():
-        if (fieldname, text) not in segment:
-            continue
+    leaves = reader.leaf_readers()
+    rows = term_rows(reader, fieldname, text)
+    having = (
+        [(leaves[number], row) for number, row in rows]
+        if rows is not None
+        else [(leaf, None) for leaf in leaves if (fieldname, text) in leaf[0]]
+    )
+    for (segment, offset), row in having:
         seg_ids, seg_weights, seg_values = w3format.segment_postings(
-            segment, fieldname, text, with_values
+            segment, fieldname, text, with_values, row
         )
         ids.append(seg_ids + offset)
         weights.append(seg_weights)

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from whoosh import query as wq
 from whoosh import scoring
 
+from pubsearch.masks import doc_frequency
 from pubsearch.schema import DEFAULT_FIELD, content_text
 
 # The usual BM25 constants; on SciFact's train queries K1 in 0.9..1.5 and B in 0.4..0.75
@@ -42,7 +43,7 @@ class LuceneBM25(scoring.BM25F):  # type: ignore[misc]  # whoosh is Any to mypy
     """Whoosh's per-field BM25 with Lucene's (always positive) idf."""
 
     def idf(self, searcher: Any, fieldname: str, text: str) -> float:
-        return idf(searcher.doc_count_all(), searcher.doc_frequency(fieldname, text))
+        return idf(searcher.doc_count_all(), doc_frequency(searcher.reader(), fieldname, text))
 
     def idf_array(self, docs: int, dfs: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """:meth:`idf` of many words at once, from their document frequencies (the words

@@ -106,18 +106,23 @@ LENGTH_OF_BYTE = np.array([byte_to_length(b) if b else 0 for b in range(256)], d
 
 
 def segment_postings(
-    segment: Any, fieldname: str, text: str | bytes, with_values: bool
+    segment: Any,
+    fieldname: str,
+    text: str | bytes,
+    with_values: bool,
+    row: bytes | None = None,
 ) -> tuple[IntArray, FloatArray, list[bytes]]:
     """The posting list of ``fieldname:text`` in ``segment`` (which has the term), deleted
     documents included: its document numbers in the segment, its weights, and with
-    ``with_values`` its values (encoded positions), each block read once.
+    ``with_values`` its values (encoded positions), each block read once. ``row``: the
+    term's row in the segment (:func:`term_row`), when the caller has it.
 
     From the list's bytes in one read where it is a run of W3 blocks (:func:`raw_list`),
     else a block at a time from Whoosh's W3 matcher (decoded with numpy: Whoosh's
     ``_read_ids`` undoes the delta coding one number at a time), else posting by posting
     (the only way, for a Whoosh whose format this does not know)."""
     fast = fast_paths()
-    whole = raw_list(segment, fieldname, text, with_values) if fast else None
+    whole = raw_list(segment, fieldname, text, with_values, row) if fast else None
     if whole is not None:
         return whole
     ids: list[IntArray] = []
@@ -152,8 +157,39 @@ def segment_postings(
     return np.concatenate(ids), np.concatenate(weights), values
 
 
+class NotWhoosh3(Exception):
+    """A segment whose terms are not in whoosh3's table (another codec, or the fast paths
+    turned off): ask Whoosh instead."""
+
+
+def term_row(segment: Any, fieldname: str, text: str | bytes) -> bytes | None:
+    """The row of ``fieldname:text`` in a whoosh3 segment's terms table (the term's
+    statistics, then where its posting list lies or the postings themselves), or None when
+    the segment does not have the term. One look-up in the table's hash: Whoosh asks it once
+    to know if the term is there, again for its frequency and again for its postings.
+    Raises NotWhoosh3 for a segment of another codec."""
+    terms = getattr(segment, "_terms", None)
+    if not isinstance(terms, W3TermsReader) or not fast_paths():
+        raise NotWhoosh3(fieldname)
+    if fieldname not in terms._fieldmap:
+        return None
+    tbytes = segment._text_to_bytes(fieldname, text)
+    found: bytes | None = terms._tindex.get(terms._keycoder(fieldname, tbytes))
+    return found
+
+
+def row_doc_frequency(row: bytes) -> int:
+    """The number of documents (deleted ones included) in a term's row (see term_row):
+    W3TermInfo's statistics are a flag byte, the total weight (float) and then this."""
+    return int.from_bytes(row[5:9], "big")
+
+
 def raw_list(
-    segment: Any, fieldname: str, text: str | bytes, with_values: bool
+    segment: Any,
+    fieldname: str,
+    text: str | bytes,
+    with_values: bool,
+    row: bytes | None = None,
 ) -> tuple[IntArray, FloatArray, list[Any]] | None:
     """A posting list in a whoosh3 segment, deleted documents included: its document
     numbers, weights and (with ``with_values``) values, from one read of the list's bytes.
@@ -165,8 +201,9 @@ def raw_list(
     terms = getattr(segment, "_terms", None)
     if not isinstance(terms, W3TermsReader):
         return None
-    tbytes = segment._text_to_bytes(fieldname, text)
-    row = terms._tindex.get(terms._keycoder(fieldname, tbytes))
+    if row is None:  # not given (see term_row): looked up
+        tbytes = segment._text_to_bytes(fieldname, text)
+        row = terms._tindex.get(terms._keycoder(fieldname, tbytes))
     stats = W3TermInfo._struct.size
     if row is None or len(row) != stats + _EXTENT_SIZE or row[0] != 0:  # inlined postings
         return None
@@ -176,18 +213,24 @@ def raw_list(
     if raw[:_MAGIC_SIZE] != WHOOSH3_HEADER_MAGIC:
         return None
     compiled = speedups.active()
-    if compiled is not None and not with_values:
+    if compiled is not None:
         try:
-            ids_bytes, weights_bytes = compiled.decode_list(
-                raw, WHOOSH3_HEADER_MAGIC, zlib.decompress
-            )
+            if with_values:
+                ids_bytes, weights_bytes, values = compiled.decode_list(
+                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress, True
+                )
+            else:
+                ids_bytes, weights_bytes = compiled.decode_list(
+                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress
+                )
+                values = []
         except ValueError:
             pass  # pickles the C code does not read: Python's pickle reads them
         else:
             return (
                 np.frombuffer(ids_bytes, dtype=np.int64),
                 np.frombuffer(weights_bytes, dtype=np.float64),
-                [],
+                values,
             )
     decoded = BlockArrays(with_values)
     decoded.add_list(raw)
