@@ -72,6 +72,21 @@ def test_bulk_tokens_equal_the_chain(kind: str, kwargs: dict[str, Any]) -> None:
         assert _tokens(fast, text, kwargs) == _tokens(chain, text, kwargs), text
 
 
+@pytest.mark.parametrize("kind", ANALYZERS)
+def test_spans_are_the_chains_query_tokens(kind: str) -> None:
+    """What highlighting reads: each token's text and character offsets, stop words kept."""
+    fast = ANALYZERS[kind]()
+    chain = CompositeAnalyzer(*fast.items)
+    for text in _texts():
+        spans = fast.spans(text)
+        assert spans is not None
+        tokens = [
+            (t.text, t.startchar, t.endchar)
+            for t in chain(text, chars=True, mode="query", removestops=False)
+        ]
+        assert list(zip(*spans, strict=True)) == tokens, text
+
+
 @pytest.mark.parametrize("small_caches", [False, True])
 @pytest.mark.parametrize("kind", ANALYZERS)
 def test_index_words_equal_the_chain(

@@ -572,6 +572,29 @@ def _stems(plan: _Plan, words: list[str]) -> list[str]:
     return stems
 
 
+def _full_words(
+    plan: _Plan, value: str, no_morph: bool
+) -> tuple[list[re.Match[str]], list[str], list[bool], list[str]]:
+    """The tokenizer's matches in ``value``, their words (lower case, characters mapped),
+    whether each is stopped (a stop word, or too short or long), and the stems of those
+    that are not, in order."""
+    ascii_lower = value.isascii() and plan.ascii_lower_identity
+    matches = list(plan.pattern.finditer(value.lower() if ascii_lower else value))
+    if ascii_lower:
+        words = [m.group() for m in matches]
+    else:
+        words = [m.group().lower().translate(plan.charmap) for m in matches]
+    stops, minsize, maxsize = plan.stops, plan.minsize, plan.maxsize
+    stopped = [
+        not (len(w) >= minsize and (maxsize is None or len(w) <= maxsize) and w not in stops)
+        for w in words
+    ]
+    kept = [w for w, stop in zip(words, stopped, strict=True) if not stop]
+    if not no_morph:
+        kept = _stems(plan, kept)
+    return matches, words, stopped, kept
+
+
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
     """The chain of ``composables``, run in bulk where that gives the same tokens."""
 
@@ -630,6 +653,19 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         lines (or any of its white-space separated pieces), one after another."""
         plan = self._plan
         return plan is not None and plan.caches is not None and plan.caches[2] is not None
+
+    def spans(self, value: str) -> tuple[list[str], list[int], list[int]] | None:
+        """Each token of ``value`` as a query sees it with its stop words kept (what
+        ``self(value, chars=True, mode="query", removestops=False)`` yields, as highlighting
+        asks): its text, first character and end, as three lists. None when this analyzer
+        cannot do it in bulk."""
+        plan = self._plan
+        if plan is None:
+            return None
+        matches, words, stopped, kept = _full_words(plan, value, False)
+        stems = iter(kept)
+        texts = [word if stop else next(stems) for word, stop in zip(words, stopped, strict=True)]
+        return texts, [m.start() for m in matches], [m.end() for m in matches]
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""
@@ -693,20 +729,7 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
     ) -> Iterator[Token]:
         """Like :meth:`_bulk`, with character offsets and stop words kept (stopped), as
         highlighting asks; what the chain does token by token, done list by list."""
-        ascii_lower = value.isascii() and plan.ascii_lower_identity
-        matches = list(plan.pattern.finditer(value.lower() if ascii_lower else value))
-        if ascii_lower:
-            words = [m.group() for m in matches]
-        else:
-            words = [m.group().lower().translate(plan.charmap) for m in matches]
-        stops, minsize, maxsize = plan.stops, plan.minsize, plan.maxsize
-        stopped = [
-            not (len(w) >= minsize and (maxsize is None or len(w) <= maxsize) and w not in stops)
-            for w in words
-        ]
-        kept = [w for w, stop in zip(words, stopped, strict=True) if not stop]
-        if not no_morph:
-            kept = _stems(plan, kept)
+        matches, words, stopped, kept = _full_words(plan, value, no_morph)
         stems = iter(kept)
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0

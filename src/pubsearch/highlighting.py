@@ -5,11 +5,14 @@ escaped, matches in ``<mark>``), and the plain text of it.
 from __future__ import annotations
 
 import html
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from whoosh import highlight
 from whoosh import query as wq
+from whoosh.analysis import Token
 from whoosh.searching import Hit as WhooshHit
 
 from pubsearch.querying import COMMON_WORDS
@@ -97,18 +100,164 @@ def highlight_field(
     words: frozenset[str],
     top: int,
     text: str | None = None,
+    tokens: TextTokens | None = None,
 ) -> str:
     """``fieldname``'s text (or ``text``, analysed as that field) with ``words`` (analysed
-    forms) marked."""
+    forms) marked: Whoosh's ``highlight`` (its fragments chosen and formatted the same),
+    with the text analysed once (``tokens``, when the caller has them: a hit's abstract
+    gives its snippet and its whole text) and its tokens as lists, not a token object
+    passed through three generators a word."""
     text = text if text is not None else hit.get(fieldname) or ""
     if not words or not text:
         return ""
-    analyzer = hit.searcher.schema[fieldname].analyzer
-    return str(
-        highlight.highlight(
-            text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
+    if tokens is None:
+        tokens = TextTokens.of(hit.searcher.schema[fieldname].analyzer, text, words)
+    return marked(highlighter, tokens, top)
+
+
+def marked(highlighter: highlight.Highlighter, tokens: TextTokens, top: int) -> str:
+    """The ``top`` fragments of ``highlighter`` in the text of ``tokens``, its matched
+    tokens marked, as Whoosh's ``highlight`` chooses and formats them."""
+    text = tokens.text
+    fragmenter = highlighter.fragmenter
+    if type(fragmenter) is highlight.ContextFragmenter:
+        fragments = tokens.context_fragments(
+            fragmenter.maxchars, fragmenter.surround, fragmenter.charlimit
         )
+    elif type(fragmenter) is highlight.WholeFragmenter:
+        fragments = tokens.whole_fragment(fragmenter.charlimit)
+    else:
+        fragments = list(fragmenter.fragment_tokens(text, tokens.as_whoosh_tokens()))
+    best = highlight.top_fragments(
+        fragments, top, highlight.BasicFragmentScorer(), highlight.FIRST, minscore=1
     )
+    return str(highlighter.formatter(text, best))
+
+
+class Span:
+    """A matched token: what Whoosh's fragments, scorer and formatters read of one."""
+
+    __slots__ = ("text", "startchar", "endchar", "boost", "matched")
+
+    def __init__(self, text: str, startchar: int, endchar: int, boost: float) -> None:
+        self.text = text
+        self.startchar = startchar
+        self.endchar = endchar
+        self.boost = boost
+        self.matched = True
+
+    def copy(self) -> Span:
+        return Span(self.text, self.startchar, self.endchar, self.boost)
+
+
+@dataclass
+class TextTokens:
+    """A text's tokens as its field's analyzer makes them for a query (stop words kept,
+    with character offsets), each marked when it is one of the words to mark."""
+
+    text: str
+    texts: list[str]
+    starts: list[int]
+    ends: list[int]
+    boosts: list[float] | None  # None: every token's boost is 1
+    matched: list[bool]
+
+    @classmethod
+    def of(cls, analyzer: Any, text: str, words: frozenset[str]) -> TextTokens:
+        spans = getattr(analyzer, "spans", None)
+        found = spans(text) if spans is not None else None
+        if found is not None:
+            texts, starts, ends = found
+            boosts = None
+        else:
+            tokens = [
+                (t.text, t.startchar, t.endchar, t.boost)
+                for t in analyzer(text, chars=True, mode="query", removestops=False)
+            ]
+            texts = [t[0] for t in tokens]
+            starts = [t[1] for t in tokens]
+            ends = [t[2] for t in tokens]
+            boosts = [t[3] for t in tokens]
+        return cls(text, texts, starts, ends, boosts, [t in words for t in texts])
+
+    def _span(self, i: int) -> Span:
+        boost = 1.0 if self.boosts is None else self.boosts[i]
+        return Span(self.texts[i], self.starts[i], self.ends[i], boost)
+
+    def whole_fragment(self, charlimit: int) -> list[highlight.Fragment]:
+        """The text as one fragment with every match up to ``charlimit`` characters in it
+        (Whoosh's WholeFragmenter)."""
+        picked = []
+        for i, matched in enumerate(self.matched):
+            if charlimit and self.ends[i] > charlimit:
+                break
+            if matched:
+                picked.append(self._span(i))
+        return [highlight.Fragment(self.text, picked)]
+
+    def context_fragments(
+        self, maxchars: int, surround: int, charlimit: int
+    ) -> list[highlight.Fragment]:
+        """Runs of matches with ``surround`` characters of context each side, at most
+        ``maxchars`` characters of tokens long (Whoosh's ContextFragmenter: a fragment
+        starts at the earliest token within ``surround`` characters before its first match,
+        and ends once ``surround`` characters of tokens have followed its last match or it
+        would grow past ``maxchars``)."""
+        text, starts, ends, matched = self.text, self.starts, self.ends, self.matched
+        fragments: list[highlight.Fragment] = []
+        before: deque[int] = deque()  # starts of the unmatched tokens just before
+        first: int | None = None  # where the open fragment starts
+        left = -1  # characters of tokens the open fragment has still to take; < 0: none open
+        size = 0  # characters of tokens in the open fragment
+        picked: list[Span] = []
+        end = 0
+        for i in range(len(starts)):
+            start, end = starts[i], ends[i]
+            length = end - start
+            if charlimit and end > charlimit:
+                break
+            if left < 0 and not matched[i]:
+                before.append(start)
+                while before and end - before[0] > surround:
+                    before.popleft()
+            elif size + length > maxchars:
+                left = 0  # full: close it with this token
+            elif matched[i]:
+                left = surround
+                if first is None:
+                    if before:
+                        first = before[0]
+                    else:
+                        first = start
+                        left += surround  # no context before it: more after
+                picked.append(self._span(i))
+            if left >= 0:
+                size += length
+                left -= length
+                if left <= 0:
+                    fragments.append(_fragment(text, picked, first, end))
+                    picked, before, first, size = [], deque(), None, 0
+        if picked:
+            fragments.append(_fragment(text, picked, first, end))
+        return fragments
+
+    def as_whoosh_tokens(self) -> Iterator[Any]:
+        """The tokens one at a time, as Whoosh's fragmenters read them."""
+        token = Token(chars=True)
+        for i, text in enumerate(self.texts):
+            token.text = text
+            token.startchar, token.endchar = self.starts[i], self.ends[i]
+            token.boost = 1.0 if self.boosts is None else self.boosts[i]
+            token.matched = self.matched[i]
+            yield token
+
+
+def _fragment(text: str, picked: list[Span], first: int | None, end: int) -> highlight.Fragment:
+    """Whoosh's ``mkfrag``: a fragment with no start of its own starts at its first match
+    (or the text's start), and it lies within the text."""
+    if first is None:
+        first = picked[0].startchar if picked else 0
+    return highlight.Fragment(text, picked, max(0, first), min(len(text), end))
 
 
 def written_words(analyzer: Any, text: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from pubsearch.documents import record_from_stored
 from pubsearch.highlighting import (
     SNIPPET_CHARS,
     MarkFormatter,
+    TextTokens,
     highlight_field,
     lead,
     marked_to_html,
@@ -50,15 +51,21 @@ class HitMaker:
             abstract = readable(record.abstract)
             title_html = snippet = abstract_html = ""
             if marks is not None:
+                words = marks["abstract"]
+                tokens = (
+                    TextTokens.of(hit.searcher.schema["abstract"].analyzer, abstract, words)
+                    if words and abstract
+                    else None
+                )  # the snippet's and the whole abstract's
                 snippet = highlight_field(
-                    self._snippets, hit, "abstract", marks["abstract"], 2, abstract
+                    self._snippets, hit, "abstract", words, 2, abstract, tokens
                 )
                 title_field = "title" if record.title else "abstract"
                 title_html = marked_to_html(
                     highlight_field(self._whole, hit, title_field, marks[title_field], 1, title)
                 )
                 abstract_html = marked_to_html(
-                    highlight_field(self._whole, hit, "abstract", marks["abstract"], 1, abstract)
+                    highlight_field(self._whole, hit, "abstract", words, 1, abstract, tokens)
                 )
             snippet = marked_to_html(snippet) if snippet else html.escape(lead(abstract))
             title_html = title_html or html.escape(title)

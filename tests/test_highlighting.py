@@ -1,0 +1,100 @@
+"""Matched words marked in a hit's title, snippet and abstract: the same fragments, chosen
+and formatted the same, as Whoosh's ``highlight`` gives."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from whoosh import highlight
+
+from pubsearch.highlighting import SNIPPET_CHARS, MarkFormatter, TextTokens, marked
+from pubsearch.schema import build_schema
+
+DATA = Path(__file__).resolve().parent / "data"
+
+SNIPPETS = highlight.Highlighter(
+    fragmenter=highlight.ContextFragmenter(maxchars=SNIPPET_CHARS, surround=40),
+    formatter=MarkFormatter(),
+)
+WHOLE = highlight.Highlighter(fragmenter=highlight.WholeFragmenter(), formatter=MarkFormatter())
+# Small limits, so that texts reach them.
+SHORT = highlight.Highlighter(
+    fragmenter=highlight.ContextFragmenter(maxchars=30, surround=8, charlimit=200),
+    formatter=MarkFormatter(),
+)
+SHORT_WHOLE = highlight.Highlighter(
+    fragmenter=highlight.WholeFragmenter(charlimit=120), formatter=MarkFormatter()
+)
+HIGHLIGHTERS = {"snippet": SNIPPETS, "whole": WHOLE, "short": SHORT, "short whole": SHORT_WHOLE}
+
+
+def whooshs(highlighter: highlight.Highlighter, analyzer, text: str, words, top: int) -> str:  # type: ignore[no-untyped-def]
+    return str(
+        highlight.highlight(
+            text, words, analyzer, highlighter.fragmenter, highlighter.formatter, top=top
+        )
+    )
+
+
+def _abstracts() -> list[str]:
+    with open(DATA / "arxiv-2024-2026.sample.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line)["abstract"] for line in lines][:60]
+
+
+@pytest.mark.parametrize("name", sorted(HIGHLIGHTERS))
+@pytest.mark.parametrize("field", ["title", "abstract"])
+def test_real_abstracts_are_marked_as_whoosh_marks_them(name: str, field: str) -> None:
+    analyzer = build_schema()[field].analyzer
+    rnd = random.Random(20261201)
+    compared = marked_some = 0
+    for text in _abstracts():
+        words_of_text = [t.text for t in analyzer(text, mode="query", removestops=False)]
+        for count in (1, 2, 5):
+            words = frozenset(rnd.sample(words_of_text, min(count, len(words_of_text))))
+            for top in (1, 2, 3):
+                want = whooshs(HIGHLIGHTERS[name], analyzer, text, words, top)
+                got = marked(HIGHLIGHTERS[name], TextTokens.of(analyzer, text, words), top)
+                assert got == want, (text, words, top)
+                compared += 1
+                marked_some += bool(want)
+    assert compared == 60 * 9 and marked_some > compared // 4
+
+
+WORDS = st.sampled_from(
+    ["learn", "learning", "the", "of", "neural", "Network", "x", "αβ", "TeX", "$k$", "co-op"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.one_of(WORDS, st.text(max_size=12)), max_size=80),
+    chosen=st.frozensets(WORDS, max_size=4),
+    name=st.sampled_from(sorted(HIGHLIGHTERS)),
+    top=st.integers(min_value=1, max_value=3),
+)
+def test_any_text_is_marked_as_whoosh_marks_it(
+    pieces: list[str], chosen: frozenset[str], name: str, top: int
+) -> None:
+    analyzer = build_schema()["abstract"].analyzer
+    text = " ".join(pieces)
+    words = frozenset(t.text for w in chosen for t in analyzer(w, mode="query"))
+    want = whooshs(HIGHLIGHTERS[name], analyzer, text, words, top)
+    assert marked(HIGHLIGHTERS[name], TextTokens.of(analyzer, text, words), top) == want
+
+
+def test_an_analyzer_without_a_bulk_path_is_read_token_by_token() -> None:
+    """A chain the bulk path does not know (no ``spans``) gives the same marks."""
+    from whoosh.analysis import StandardAnalyzer
+
+    analyzer = StandardAnalyzer()
+    assert not hasattr(analyzer, "spans")
+    text = _abstracts()[0]
+    words = frozenset(t.text for t in analyzer(text))
+    for name, highlighter in HIGHLIGHTERS.items():
+        want = whooshs(highlighter, analyzer, text, words, 2)
+        assert marked(highlighter, TextTokens.of(analyzer, text, words), 2) == want, name
