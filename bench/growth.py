@@ -24,6 +24,7 @@ for the next run, the indexes removed after each size unless ``--keep``::
     .venv/bin/python bench/growth.py                          # 100k, 300k, 1M
     .venv/bin/python bench/growth.py --sizes 20000 --real     # a quick check, and the real records
     .venv/bin/python bench/growth.py --sizes 2700000          # all of arXiv, once
+    .venv/bin/python bench/growth.py --sizes 1000000 --reuse  # queries again, on a kept index
 
 ``--real`` adds a row for the 102,289 real arXiv records (the corpus's own format), built
 with the same plain command: the rate a user sees.
@@ -195,6 +196,13 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
     exe = str(Path(sys.executable).parent / "pubsearch")
     index = work / f"index-{label}"
     db = work / f"fts-{label}.db"
+    if args.reuse and (index / "CURRENT").exists() and db.exists():
+        # The query side again, on the index and database a --keep run left (their build
+        # columns stay empty).
+        count = int(label) if label.isdigit() else sum(1 for _ in records_of(data, snapshot))
+        row = Row(label, count)
+        row.notes.append("index and SQLite database of an earlier run: queries only")
+        return measure_queries(row, index, db, data, snapshot, args)
     shutil.rmtree(index, ignore_errors=True)
     db.unlink(missing_ok=True)
     fmt = ["--format", "arxiv"] if snapshot else []
@@ -225,7 +233,20 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
         sqlite_s=s_wall, sqlite_rate=read / s_wall, sqlite_mb=db.stat().st_size / 1e6
     )
     row.notes.append(f"SQLite build peak {s_peak:,.0f} MB")
+    measure_queries(row, index, db, data, snapshot, args)
+    if not args.keep:
+        shutil.rmtree(index, ignore_errors=True)
+        db.unlink(missing_ok=True)
+    return row
 
+
+def measure_queries(
+    row: Row, index: Path, db: Path, data: Path, snapshot: bool, args: argparse.Namespace
+) -> Row:
+    """The query side of a row: first query, faceted mix beside SQLite, query shapes, an
+    update and a server's memory under load."""
+    exe = str(Path(sys.executable).parent / "pubsearch")
+    read = row.records
     voc = speed.vocabulary_of(islice(records_of(data, snapshot), VOCABULARY_RECORDS))
     queries = speed.query_mix(voc, args.queries)
     queries = [
@@ -266,7 +287,7 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
 
     records = raw_records(data) if snapshot else speed.read_json(data)
     change = revise_snapshot if snapshot else speed.revise
-    row.figures["update_s"] = speed.bench_update(records, read, index, work, exe, change)
+    row.figures["update_s"] = speed.bench_update(records, read, index, args.work, exe, change)
 
     run = load.run_load(
         index,
@@ -287,9 +308,6 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
         f"{len(run.tally.errors)} errors; RSS {run.rss_start:,.0f} MB after warm-up, "
         f"peak {max(run.samples or [run.rss_start]):,.0f} MB"
     )
-    if not args.keep:
-        shutil.rmtree(index, ignore_errors=True)
-        db.unlink(missing_ok=True)
     return row
 
 
@@ -309,6 +327,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=synth.SEED, help="synthetic records' seed")
     parser.add_argument("--queries", type=int, default=210, help="faceted queries a size")
     parser.add_argument("--keep", action="store_true", help="keep the indexes and databases")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure only the queries, on the indexes and databases --keep left",
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
