@@ -208,7 +208,7 @@ def _by_label(table: FacetTable) -> dict[str, dict[str, int]]:
 def _assert_same_table(saved: FacetTable, fresh: FacetTable) -> None:
     for name in ("authors", "subjects"):
         a, b = getattr(saved, name), getattr(fresh, name)
-        assert a.labels == b.labels, name
+        assert list(a.labels) == list(b.labels), name
         assert np.array_equal(a.offsets, b.offsets), name
         assert np.array_equal(a.value_ids, b.value_ids), name
         assert dict(a.ids_by_key) == dict(b.ids_by_key), name
@@ -250,13 +250,13 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
 
 def test_a_table_joined_from_no_segments_is_empty() -> None:
     table = FacetTable.from_segments([])
-    assert table.size == 0 and table.authors.labels == () and len(table.years) == 0
+    assert table.size == 0 and list(table.authors.labels) == [] and len(table.years) == 0
 
 
 def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     saved, fresh = _tables(real_index)
     assert saved is not None
-    assert saved.authors.labels == fresh.authors.labels
+    assert list(saved.authors.labels) == list(fresh.authors.labels)
     assert np.array_equal(saved.authors.value_ids, fresh.authors.value_ids)
     assert np.array_equal(saved.subjects.offsets, fresh.subjects.offsets)
     assert np.array_equal(saved.years, fresh.years)
@@ -266,6 +266,31 @@ def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     assert dict(saved.subjects.ids_by_key) == dict(fresh.subjects.ids_by_key)
     assert dict(saved.authors.ids_by_key) == dict(fresh.authors.ids_by_key)
     assert len(saved.authors.ids_by_key) == len(fresh.authors.labels)
+
+
+def test_saved_labels_are_decoded_when_asked(real_index: Path) -> None:
+    """One at a time (a page shows a few), all at once when iterated; a label id past the
+    end is an IndexError, as a tuple's."""
+    saved, fresh = _tables(real_index)
+    assert saved is not None
+    labels, want = saved.authors.labels, list(fresh.authors.labels)
+    assert len(labels) == len(want) > 10
+    for i in (0, 1, len(want) // 2, len(want) - 1, -1, -len(want)):
+        assert labels[i] == want[i]
+    for i in (len(want), -len(want) - 1):
+        with pytest.raises(IndexError):
+            labels[i]
+    assert list(labels[2:5]) == want[2:5]
+    assert list(labels) == want and labels[3] == want[3]
+
+
+def test_saved_labels_that_do_not_match_their_count_are_refused() -> None:
+    packed = facets._pack_strings(["Ada Lovelace", "Alan Turing"])
+    assert list(facets._SavedLabels(packed, 2)) == ["Ada Lovelace", "Alan Turing"]
+    for count in (1, 3):
+        with pytest.raises(ValueError):
+            facets._SavedLabels(packed, count)
+    assert list(facets._SavedLabels(facets._pack_strings([]), 0)) == []
 
 
 def test_saved_keys_that_do_not_match_their_count_are_refused(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import threading
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 
 # A multi-valued facet's table in parts: labels, their folded keys, offsets, value ids.
-ValueParts = tuple[tuple[str, ...], list[str], IntArray, Int32Array]
+ValueParts = tuple[Sequence[str], list[str], IntArray, Int32Array]
 
 FACETS_FILE = "facets.npz"
 # A document's citation count when its source gave none.
@@ -49,7 +49,7 @@ class MultiValued:
     """Document -> values, as CSR arrays: the values of doc ``d`` are
     ``value_ids[offsets[d]:offsets[d + 1]]``."""
 
-    labels: tuple[str, ...]
+    labels: Sequence[str]  # by id
     ids_by_key: Mapping[str, int]  # folded value -> its id
     offsets: IntArray
     value_ids: Int32Array
@@ -97,7 +97,7 @@ class MultiValued:
     @classmethod
     def _from_arrays(
         cls,
-        labels: tuple[str, ...],
+        labels: Sequence[str],
         ids_by_key: Mapping[str, int],
         offsets: IntArray,
         value_ids: Int32Array,
@@ -203,12 +203,11 @@ class MultiValued:
     @classmethod
     def _from_saved(cls, data: Any, prefix: str) -> MultiValued:
         count = int(data[f"{prefix}_count"][0])
-        labels = tuple(_unpack_strings(data[f"{prefix}_labels"], count))
         return cls._from_arrays(
-            labels,
+            _SavedLabels(data[f"{prefix}_labels"], count),
             _SavedKeys(data[f"{prefix}_keys"], count),
-            data[f"{prefix}_offsets"].astype(np.int64),
-            data[f"{prefix}_value_ids"].astype(np.int32),
+            np.asarray(data[f"{prefix}_offsets"], dtype=np.int64),  # a copy only if not
+            np.asarray(data[f"{prefix}_value_ids"], dtype=np.int32),
         )
 
 
@@ -290,10 +289,10 @@ class FacetTable:
                 return cls(
                     authors=MultiValued._from_saved(data, "authors"),
                     subjects=MultiValued._from_saved(data, "subjects"),
-                    years=data["years"].astype(np.int64),
+                    years=np.asarray(data["years"], dtype=np.int64),
                     live=_live(reader),
-                    dates=data["dates"].astype(np.int64),
-                    cited=data["cited"].astype(np.int64),
+                    dates=np.asarray(data["dates"], dtype=np.int64),
+                    cited=np.asarray(data["cited"], dtype=np.int64),
                 )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
@@ -453,6 +452,48 @@ def _unpack_strings(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
     if len(values) != count:
         raise ValueError("saved facet strings do not match their count")
     return values
+
+
+class _SavedLabels(Sequence[str]):
+    """Labels by id, from the labels saved in id order: a label is decoded when asked (a
+    page shows a few dozen), all of them at once when iterated (the name index reads
+    them all), not when a generation is opened (1.2 million authors at 1M records)."""
+
+    def __init__(self, packed: npt.NDArray[np.uint8], count: int) -> None:
+        ends = np.flatnonzero(packed == _SEP_BYTE)
+        if count and len(ends) != count - 1:
+            raise ValueError("saved facet labels do not match their count")
+        self._packed = packed
+        self._starts = np.concatenate([[0], ends + 1]) if count else ends
+        self._ends = np.concatenate([ends, [len(packed)]]) if count else ends
+        self._count = count
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if self._all is not None or isinstance(index, slice):
+            return self._decoded()[index]
+        if not -self._count <= index < self._count:
+            raise IndexError("label id out of range")
+        index %= self._count
+        start, end = int(self._starts[index]), int(self._ends[index])
+        return self._packed[start:end].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def _decoded(self) -> list[str]:
+        if self._all is None:
+            self._all = _unpack_strings(self._packed, self._count)
+        return self._all
 
 
 class _SavedKeys(Mapping[str, int]):
