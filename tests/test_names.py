@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from pubsearch.names import (
     Name,
     NameIndex,
+    ScannedNames,
     _folded_keys,
     _keys,
     matches,
     recorded_name,
     typed_readings,
 )
+from pubsearch.records import fold
+from pubsearch.schema import VALUE_SEP
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -169,3 +172,74 @@ def test_a_names_keys_are_the_same_by_the_short_way(label: str) -> None:
 def test_the_short_way_takes_most_recorded_names() -> None:
     for label in sample_names():
         assert _keys(label) == _folded_keys(label), label
+
+
+def _scanned(labels: list[str]) -> ScannedNames:
+    """A scanning index over ``labels`` as a saved facet table keeps them: folded, joined."""
+    folded = VALUE_SEP.join(fold(label) for label in labels).encode("utf-8")
+    return ScannedNames(labels, folded, ord(VALUE_SEP))
+
+
+_ODD_NAMES = [
+    "Ana García-Márquez",
+    "García, Ana",
+    "Seán O'Brien",
+    "Jean–Patel",  # an en dash: two words
+    "李Patel",
+    "Patel2 X",
+    "x_patel",
+    "J.-P. Dupont",
+    "Dupont, J.-P.",
+    "Ludwig van Beethoven",
+    "Martin Luther King Jr.",
+    "Ünal Öztürk",
+    "Иван Петров",
+    "A. B. Patel-Shah",
+    "",
+]
+
+
+def test_scanning_finds_what_the_table_finds() -> None:
+    """Every recorded name, and the ways people type names, found by scanning the folded
+    names as by the table of surnames, in the same order."""
+    labels = sample_names() + _ODD_NAMES
+    table, scanned = NameIndex(labels), _scanned(labels)
+    typed = [
+        *labels,
+        *(label.split()[-1] for label in labels if label.split()),
+        *(label.upper() for label in labels[:50]),
+        "Patel",
+        "V. Patel",
+        "Patel V",
+        "garcia",
+        "Marquez",
+        "O'Brien",
+        "Obrien",
+        "Brien",
+        "King",
+        "Beethoven",
+        "van Beethoven",
+        "Ozturk",
+        "Петров",
+        "Shah",
+        "J.-P. Dupont",
+        "Dupont",
+        "wang",
+        "Nobody Atall",
+        "x",
+        "",
+    ]
+    compared = 0
+    for name in typed:
+        assert scanned.find(name) == table.find(name), name
+        compared += bool(table.find(name))
+    assert compared > len(labels) // 2
+
+
+@given(st.lists(st.lists(_NAME_PIECES, max_size=5).map(" ".join), min_size=1, max_size=12))
+def test_scanning_finds_what_the_table_finds_for_any_names(labels: list[str]) -> None:
+    table, scanned = NameIndex(labels), _scanned(labels)
+    for name in labels:
+        assert scanned.find(name) == table.find(name), name
+        for word in name.split():
+            assert scanned.find(word) == table.find(word), word

@@ -87,3 +87,32 @@ def test_topic_words_that_name_no_one_search_as_before(sample: SearchService) ->
         parsed_total = sample.count(SearchRequest(q=q))
         anded = sample.count(SearchRequest(q=" AND ".join(q.split())))
         assert parsed_total == anded
+
+
+def test_a_one_off_search_scans_the_names_and_a_prepared_one_builds_their_table(
+    sample: SearchService,
+) -> None:
+    """A process that searches once looks the names up in the saved table's text; a server
+    (prepared) builds the table of surnames first; both find the same people and papers."""
+    from pubsearch.names import ScannedNames
+
+    index_dir = sample.index_dir
+    for typed in ("Vishal Patel", "Patel V", "Jeong", "Wang graph"):
+        one_off, server = SearchService(index_dir), SearchService(index_dir)
+        try:
+            server.prepare()
+            asked = [
+                SearchRequest(q=typed, facets=True),
+                SearchRequest(authors=(typed,), facets=True),
+            ]
+            for request in asked:
+                once, prepared = one_off.search(request), server.search(request)
+                assert once.total == prepared.total
+                assert [h.id for h in once.hits] == [h.id for h in prepared.hits]
+                assert once.authors_found == prepared.authors_found
+            gen, ready = one_off._current_generation(), server._current_generation()
+            assert gen._names is None and isinstance(gen._scanned, ScannedNames)
+            assert ready._names is not None and ready._scanned is None
+        finally:
+            one_off.close()
+            server.close()

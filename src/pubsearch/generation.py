@@ -13,9 +13,9 @@ from whoosh.searching import Searcher
 
 from pubsearch import semantic
 from pubsearch.facets import FacetTable
-from pubsearch.names import NameIndex
+from pubsearch.names import NameIndex, ScannedNames
 from pubsearch.querying import SPELLING_FIELDS
-from pubsearch.schema import DEFAULT_FIELD
+from pubsearch.schema import DEFAULT_FIELD, VALUE_SEP
 from pubsearch.spelling import Spelling
 from pubsearch.vectors import VectorTable
 
@@ -42,6 +42,7 @@ class Generation:
     # costs a look-up in every segment).
     frequencies: dict[str, int] = field(default_factory=dict)
     _names: NameIndex | None = None
+    _scanned: ScannedNames | None = None
     _spelling: Spelling | None = None
     _meaning: semantic.SemanticIndex | None = None
     _meaning_read: bool = False
@@ -67,12 +68,24 @@ class Generation:
                 self._spelling = Spelling(words)
             return self._spelling
 
-    def names(self, table: FacetTable) -> NameIndex:
-        """The author names of this generation, found by surname (built when first
-        asked)."""
+    def names(self, table: FacetTable, full: bool = False) -> NameIndex:
+        """The author names of this generation, found by surname: from the table of every
+        author's surname when it is built (``full``: a server builds it before its first
+        search), else by scanning the saved names (a one-off query; see
+        :class:`ScannedNames`), or else from the table, built now."""
         with self._names_lock:
-            if self._names is None:
-                self._names = NameIndex(table.authors.labels)
+            if self._names is not None:
+                return self._names
+            if not full:
+                if self._scanned is None:
+                    folded = table.authors.folded_keys()
+                    if folded is not None:
+                        labels = table.authors.labels
+                        self._scanned = ScannedNames(labels, folded, ord(VALUE_SEP))
+                if self._scanned is not None:
+                    return self._scanned
+            self._names = NameIndex(table.authors.labels)
+            self._scanned = None
             return self._names
 
     def meaning(self, directory: Path, searcher: Searcher) -> semantic.SemanticIndex | None:
