@@ -116,3 +116,25 @@ def test_a_one_off_search_scans_the_names_and_a_prepared_one_builds_their_table(
         finally:
             one_off.close()
             server.close()
+
+
+def test_a_service_that_keeps_asking_for_names_builds_their_table(
+    sample: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scanning is for a few names: once the scans have cost the budget, the table of
+    surnames is built, and the same people are found."""
+    from pubsearch import generation, names
+
+    service = SearchService(sample.index_dir)
+    try:
+        first = service.search(SearchRequest(authors=("Vishal Patel",)))
+        gen = service._current_generation()
+        assert gen._scanned is not None and gen._names is None
+        monkeypatch.setattr(generation, "SCANNING_BUDGET", gen._scanned.seconds)
+        again = service.search(SearchRequest(authors=("Vishal Patel",)))
+        assert gen._names is not None and type(gen._names) is names.NameIndex
+        assert gen._scanned is None
+        assert [h.id for h in again.hits] == [h.id for h in first.hits]
+        assert again.total == first.total == PATEL_PAPERS
+    finally:
+        service.close()

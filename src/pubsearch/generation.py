@@ -13,7 +13,7 @@ from whoosh.searching import Searcher
 
 from pubsearch import semantic
 from pubsearch.facets import FacetTable
-from pubsearch.names import NameIndex, ScannedNames
+from pubsearch.names import SCANNING_BUDGET, NameIndex, ScannedNames
 from pubsearch.querying import SPELLING_FIELDS
 from pubsearch.schema import DEFAULT_FIELD, VALUE_SEP
 from pubsearch.spelling import Spelling
@@ -72,7 +72,8 @@ class Generation:
         """The author names of this generation, found by surname: from the table of every
         author's surname when it is built (``full``: a server builds it before its first
         search), else by scanning the saved names (a one-off query; see
-        :class:`ScannedNames`), or else from the table, built now."""
+        :class:`ScannedNames`) until the scans have cost :data:`SCANNING_BUDGET`, or else
+        from the table, built now."""
         with self._names_lock:
             if self._names is not None:
                 return self._names
@@ -82,7 +83,7 @@ class Generation:
                     if folded is not None:
                         labels = table.authors.labels
                         self._scanned = ScannedNames(labels, folded, ord(VALUE_SEP))
-                if self._scanned is not None:
+                if self._scanned is not None and self._scanned.seconds < SCANNING_BUDGET:
                     return self._scanned
             self._names = NameIndex(table.authors.labels)
             self._scanned = None
