@@ -285,22 +285,21 @@ class FacetTable:
         """The table saved in ``directory`` for Whoosh generation ``generation`` of the
         index ``reader`` reads, or None when there is none (or it is for another)."""
         try:
-            # Opened here, so that it is closed even when it is not a zip file (numpy
-            # leaves its own file open then).
-            with open(directory / FACETS_FILE, "rb") as fh, np.load(fh) as data:
-                meta = data["meta"]
-                if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
-                    return None
-                if int(meta[2]) != reader.doc_count_all():
-                    return None
-                return cls(
-                    authors=MultiValued._from_saved(data, "authors"),
-                    subjects=MultiValued._from_saved(data, "subjects"),
-                    years=np.asarray(data["years"], dtype=np.int64),
-                    live=_live(reader),
-                    dates=np.asarray(data["dates"], dtype=np.int64),
-                    cited=np.asarray(data["cited"], dtype=np.int64),
-                )
+            # Mapped from the file: two server processes share one copy in the page cache.
+            data = storage.load_arrays(directory / FACETS_FILE)
+            meta = data["meta"]
+            if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
+                return None
+            if int(meta[2]) != reader.doc_count_all():
+                return None
+            return cls(
+                authors=MultiValued._from_saved(data, "authors"),
+                subjects=MultiValued._from_saved(data, "subjects"),
+                years=np.asarray(data["years"], dtype=np.int64),
+                live=_live(reader),
+                dates=np.asarray(data["dates"], dtype=np.int64),
+                cited=np.asarray(data["cited"], dtype=np.int64),
+            )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
 
