@@ -16,8 +16,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+import werkzeug.test
 from click.testing import CliRunner
 
+from pubsearch import memory
 from pubsearch.cli import _browser_url, main
 from pubsearch.web import serving
 
@@ -317,3 +319,23 @@ def test_a_second_stop_signal_kills_a_stuck_server_process(
         assert time.monotonic() - started < serving.STOP_SECONDS
         assert _gone(stuck, within=5) and _gone(other, within=5)
     assert "Traceback" not in log.read_text()
+
+
+def test_each_answer_of_a_server_process_is_noted_for_trimming() -> None:
+    class Counting(memory.Trimmer):
+        def __init__(self) -> None:
+            super().__init__(interval=3600)
+            self.answers = 0
+
+        def used(self) -> None:
+            self.answers += 1
+
+    def app(environ: dict[str, object], start_response: Callable[..., object]) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok"]
+
+    trimmer = Counting()
+    client = werkzeug.test.Client(serving._trimming(app, trimmer))
+    assert client.get("/").data == b"ok"
+    assert client.get("/x").data == b"ok"
+    assert trimmer.answers == (2 if trimmer.available else 0)

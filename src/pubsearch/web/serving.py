@@ -30,7 +30,7 @@ from typing import Any
 from waitress import create_server
 from waitress.adjustments import Adjustments
 
-from pubsearch import config
+from pubsearch import config, memory
 from pubsearch.errors import PubsearchError, ServerProcessError, UsageError
 
 Address = tuple[str, int]
@@ -88,7 +88,7 @@ def _serve_here(
     threads: int,
     announce: Callable[[list[Address]], None],
 ) -> None:
-    app = make_app()
+    app = _trimming(make_app())
     try:
         server: Any = create_server(app, host=host, port=port, threads=threads)
     except OSError as exc:
@@ -103,6 +103,23 @@ def _serve_here(
         pass
     finally:
         server.close()
+
+
+def _trimming(app: Any, trimmer: memory.Trimmer | None = None) -> Any:
+    """``app`` in a server process that hands freed memory back while it is busy (see
+    pubsearch.memory): each answer tells ``trimmer`` (a new one) that memory was used."""
+    trimmer = trimmer or memory.Trimmer()
+    if not trimmer.available:
+        return app
+    trimmer.start()
+
+    def answer(environ: dict[str, Any], start_response: Any) -> Any:
+        try:
+            return app(environ, start_response)
+        finally:
+            trimmer.used()
+
+    return answer
 
 
 def _bind(host: str, port: int) -> list[socket.socket]:
@@ -283,7 +300,7 @@ def _run_child(
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-        server: Any = create_server(make_app(), sockets=sockets, threads=threads)
+        server: Any = create_server(_trimming(make_app()), sockets=sockets, threads=threads)
         try:
             server.run()
         finally:
