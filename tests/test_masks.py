@@ -114,7 +114,7 @@ def test_term_rows_are_looked_up_once_a_generation(
 ) -> None:
     """Whoosh asks each segment's table three times for a word a query scores (is it
     there, its frequency, its postings): here once, for every searcher of the generation."""
-    monkeypatch.setattr(masks, "_TERM_ROWS", masks._TermRowCache(max_terms=2))
+    monkeypatch.setattr(masks, "_TERM_ROWS", masks._SharedResults(limit=2, size=lambda rows: 1))
     asked: list[str] = []
     looked_up = w3format.term_row
 
@@ -144,7 +144,7 @@ def test_long_posting_lists_are_shared_by_searchers_of_one_generation(
     per-thread cache is not what serves the second searcher: a new thread asks), and is
     the list Whoosh's matcher gives; a shorter one is not kept."""
     monkeypatch.setattr(masks, "_LONG_LIST_POSTINGS", 10)
-    monkeypatch.setattr(masks, "_LONG_LISTS", masks._SharedResults(max_bytes=1 << 20))
+    monkeypatch.setattr(masks, "_LONG_LISTS", masks._SharedResults(limit=1 << 20))
     reads: list[str] = []
     read = masks._read_postings
 

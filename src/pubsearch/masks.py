@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,7 +140,8 @@ def field_docs(reader: Any, fieldname: str) -> IntArray | None:
     key = (segments_key(reader), "field:*", fieldname)
     held = _PHRASES.get(key)
     if held is not None:
-        return held[0]
+        docs: IntArray = held[0]
+        return docs
     size = reader.doc_count_all()
     mask = np.zeros(size, dtype=np.bool_)
     lengths = _field_length_bytes(reader, fieldname)
@@ -301,35 +303,6 @@ def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
     return sum(w3format.row_doc_frequency(row) for _, row in rows)
 
 
-class _TermRowCache:
-    """Terms' rows (see term_rows), shared by every thread, the least recently used
-    dropped past ``max_terms``."""
-
-    def __init__(self, max_terms: int) -> None:
-        self._lock = threading.Lock()
-        self._items: OrderedDict[Any, tuple[tuple[int, bytes], ...]] = OrderedDict()
-        self._max_terms = max_terms
-
-    def get(self, key: Any) -> tuple[tuple[int, bytes], ...] | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: Any, rows: tuple[tuple[int, bytes], ...]) -> None:
-        with self._lock:
-            self._items[key] = rows
-            self._items.move_to_end(key)
-            while len(self._items) > self._max_terms:
-                self._items.popitem(last=False)
-
-
-# A row is some 30 bytes and a term is in a few dozen segments at most: 16,384 terms hold
-# a few MB, more than the words of the searches of many minutes.
-_TERM_ROWS = _TermRowCache(max_terms=16_384)
-
-
 def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
     """Document numbers in the posting list of ``fieldname:text``, deleted ones included."""
     return postings(reader, fieldname, text)[0]
@@ -455,7 +428,8 @@ def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
     key = (segments_key(reader), fieldname, words, q.slop)
     held = _PHRASES.get(key)
     if held is not None:
-        return held[0]
+        docs: IntArray = held[0]
+        return docs
     found = _phrase_docs(reader, fieldname, words, q.slop)
     _PHRASES.put(key, (found,))
     return found
@@ -467,49 +441,62 @@ def segments_key(reader: Any) -> tuple[tuple[str, int], ...]:
     return tuple((segment.segment().segid, offset) for segment, offset in reader.leaf_readers())
 
 
+def _array_bytes(arrays: tuple[Any, ...]) -> int:
+    return sum(array.nbytes for array in arrays)
+
+
 class _SharedResults:
-    """Arrays worked out from an index generation's segments, shared by every thread, the
-    least recently used dropped past ``max_bytes``."""
+    """What was worked out from an index generation's segments (a tuple: arrays, or terms'
+    rows), shared by every thread, the least recently used dropped once the kept values'
+    sizes (``size``: by default their arrays' bytes) add up to more than ``limit``."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, limit: int, size: Callable[[tuple[Any, ...]], int] = _array_bytes) -> None:
         self._lock = threading.Lock()
-        self._items: OrderedDict[Any, tuple[npt.NDArray[Any], ...]] = OrderedDict()
-        self._bytes = 0
-        self._max_bytes = max_bytes
+        self._items: OrderedDict[Any, tuple[Any, ...]] = OrderedDict()
+        self._held = 0
+        self._limit = limit
+        self._size = size
 
-    def get(self, key: Any) -> tuple[npt.NDArray[Any], ...] | None:
+    def get(self, key: Any) -> tuple[Any, ...] | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: Any, arrays: tuple[npt.NDArray[Any], ...]) -> None:
-        for array in arrays:
-            array.flags.writeable = False  # shared: no caller may change it
+    def put(self, key: Any, value: tuple[Any, ...]) -> None:
+        for item in value:
+            if isinstance(item, np.ndarray):
+                item.flags.writeable = False  # shared: no caller may change it
         with self._lock:
             if key in self._items:
                 return
-            self._items[key] = arrays
-            self._bytes += sum(array.nbytes for array in arrays)
-            while self._bytes > self._max_bytes and len(self._items) > 1:
+            self._items[key] = value
+            self._held += self._size(value)
+            while self._held > self._limit and len(self._items) > 1:
                 _, dropped = self._items.popitem(last=False)
-                self._bytes -= sum(array.nbytes for array in dropped)
+                self._held -= self._size(dropped)
+
+
+# Terms' rows (see term_rows), counted by term. A row is some 30 bytes and a term is in a
+# few dozen segments at most: 16,384 terms hold a few MB, more than the words of the
+# searches of many minutes.
+_TERM_ROWS = _SharedResults(limit=16_384, size=lambda rows: 1)
 
 
 # Phrase matches: a phrase costs a decoding of every position of its words, and people
 # search the same phrases again.
-_PHRASES = _SharedResults(max_bytes=32 * 1024 * 1024)
+_PHRASES = _SharedResults(limit=32 * 1024 * 1024)
 
 # The postings of patterns' words: a short prefix stands for thousands of words.
-_PATTERNS = _SharedResults(max_bytes=64 * 1024 * 1024)
+_PATTERNS = _SharedResults(limit=64 * 1024 * 1024)
 
 # Posting lists (numbers and weights) of at least _LONG_LIST_POSTINGS documents. With stop
 # words indexed, a pasted sentence scores its common words, each in nearly every record,
 # and with the words of its feedback it reads more lists than a thread keeps (_RECENT_SIZE):
 # warm, such a sentence read 50 lists a search at 102,289 records.
 _LONG_LIST_POSTINGS = 2_000
-_LONG_LISTS = _SharedResults(max_bytes=96 * 1024 * 1024)
+_LONG_LISTS = _SharedResults(limit=96 * 1024 * 1024)
 
 
 def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
