@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from collections.abc import Callable
 
 # How often a busy server process hands free memory back.
@@ -53,8 +54,8 @@ class Trimmer:
             threading.Thread(target=self._run, name="pubsearch-trim", daemon=True).start()
 
     def _run(self) -> None:
-        stopped = threading.Event()  # never set: the thread ends with its process
-        while not stopped.wait(self._interval):
+        while True:  # a daemon thread: it ends with its process
+            time.sleep(self._interval)
             if self._used.is_set():
                 self._used.clear()
                 self.trim_now()

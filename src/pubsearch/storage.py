@@ -207,13 +207,12 @@ def load_arrays(path: Path) -> dict[str, Any]:
     import numpy as np
 
     arrays: dict[str, Any] = {}
-    with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
-        size = os.fstat(fh.fileno()).st_size
-        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+    with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:  # (an empty file is no zip)
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         for info in zf.infolist():
             name = info.filename.removesuffix(".npy")
             array = None
-            if mapped is not None and info.compress_type == zipfile.ZIP_STORED:
+            if info.compress_type == zipfile.ZIP_STORED:
                 array = _mapped_member(mapped, fh, info)
             if array is None:
                 with zf.open(info) as member:
