@@ -44,7 +44,7 @@ lint: $(DEV_STAMP)
 # pure-Python readers and writer are what runs wherever the extension cannot be built.
 PURE_TESTS := tests/test_bulk.py tests/test_indexing.py tests/test_analysis.py tests/test_masks.py \
 	tests/test_topdocs.py tests/test_facets.py $(wildcard tests/test_searching*.py) tests/test_trec.py \
-	tests/test_whoosh_versions.py
+	tests/test_whoosh_versions.py tests/test_hotlists.py
 
 test: lint
 	$(BIN)/pytest

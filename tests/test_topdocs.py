@@ -279,3 +279,28 @@ def test_field_lengths_equal_whoosh_per_document(tmp_path: Path) -> None:
         assert field_lengths(reader, "abstract")[6:9].tolist() == [0, 0, 0]
         assert field_lengths(reader, "abstract")[9:].tolist() == [1, 1, 1, 1]
     ix.close()
+
+
+@pytest.mark.speedups
+@pytest.mark.parametrize("q", QUERIES)
+def test_scores_added_in_c_are_numpys_to_the_last_bit(
+    searcher, q: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from pubsearch import speedups
+    from pubsearch.topdocs import _scores
+
+    assert speedups.active() is not None
+    query = parse_query(q, searcher.schema)
+    size = searcher.reader().doc_count_all()
+    cache: dict[str, object] = {}
+
+    def lengths(fieldname: str):  # type: ignore[no-untyped-def]
+        return cache.setdefault(fieldname, field_lengths(searcher.reader(), fieldname))
+
+    in_c = _scores(searcher, searcher.weighting, query, size, lengths)
+    monkeypatch.setattr(speedups, "enabled", False)
+    in_numpy = _scores(searcher, searcher.weighting, query, size, lengths)
+    assert (in_c is None) == (in_numpy is None)
+    if in_c is not None and in_numpy is not None:
+        assert in_c[0].tolist() == in_numpy[0].tolist()
+        assert in_c[1].tobytes() == in_numpy[1].tobytes()  # the same doubles, bit for bit

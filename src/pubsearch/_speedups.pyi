@@ -59,6 +59,17 @@ def doc_postings_ids(
     fieldboost: float,
 ) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...
 def position_table(values: list[bytes]) -> tuple[bytes, bytes]: ...
+def add_scores(
+    total: Buffer,
+    seen: Buffer,
+    offset: int,
+    ids: Buffer,
+    tfs: Buffer,
+    norms: Buffer | None,
+    idf: float,
+    k1: float,
+    boost: float,
+) -> None: ...
 @overload
 def decode_list(
     raw: bytes, magic: bytes, decompress: Callable[[bytes], bytes]

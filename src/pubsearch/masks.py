@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,9 +76,7 @@ def query_mask(searcher: Any, query: wq.Query, size: int) -> BoolArray:
 def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
     kind = type(q)
     if kind is wq.Term and _is_text_field(searcher, q.fieldname) and isinstance(q.text, str):
-        mask = np.zeros(size, dtype=np.bool_)
-        mask[term_docs(reader, q.fieldname, q.text)] = True
-        return mask
+        return term_mask(reader, q.fieldname, q.text, size)
     if (numeric := numeric_terms(reader, q)) is not None:
         mask = np.zeros(size, dtype=np.bool_)
         for fieldname, text in numeric:
@@ -206,15 +204,22 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     for segment, offset in reader.leaf_readers():
         found = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
         if found is None:  # not a whoosh3 segment: through Whoosh, word by word
-            found = []
-            for word in w3format.pattern_words(segment, q):
-                seg_ids, seg_weights, _ = _read_postings(segment, q.fieldname, word, False)
-                found.append((word, seg_ids, seg_weights))
-        for word, seg_ids, seg_weights in found:
-            number = words.setdefault(word, len(words))
-            ids.append(seg_ids + offset)
-            weights.append(seg_weights)
-            word_of.append(np.full(len(seg_ids), number, dtype=np.int32))
+            read = [
+                (word, *_read_postings(segment, q.fieldname, word, False)[:2])
+                for word in w3format.pattern_words(segment, q)
+            ]
+            found = w3format.SegmentWords(
+                [word for word, _, _ in read],
+                np.concatenate([i for _, i, _ in read]) if read else np.zeros(0, np.int64),
+                np.concatenate([w for _, _, w in read]) if read else np.zeros(0, np.float64),
+                np.array([len(i) for _, i, _ in read], dtype=np.int64),
+            )
+        numbers = np.array(
+            [words.setdefault(word, len(words)) for word in found.words], dtype=np.int32
+        )
+        ids.append(found.ids + offset)
+        weights.append(found.weights)
+        word_of.append(np.repeat(numbers, found.counts))
     result = PatternPostings(
         tuple(words),
         np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
@@ -303,6 +308,56 @@ def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
     return sum(w3format.row_doc_frequency(row) for _, row in rows)
 
 
+def term_mask(reader: Any, fieldname: str, text: str | bytes, size: int) -> BoolArray:
+    """A flag per document (of ``size``): whether it is in the posting list of
+    ``fieldname:text`` (deleted ones included). A common word's flags are set a segment
+    at a time from the lists the segments keep as arrays (see :func:`_kept_pieces`)."""
+    mask = np.zeros(size, dtype=np.bool_)
+    pieces = _kept_pieces(reader, fieldname, text)
+    if pieces is None:
+        mask[term_docs(reader, fieldname, text)] = True
+        return mask
+    for segment, offset, row in pieces:
+        out = mask[offset : offset + segment.doc_count_all()]
+        if not w3format.mark_postings(segment, fieldname, text, out):
+            out[w3format.segment_postings(segment, fieldname, text, False, row)[0]] = True
+    return mask
+
+
+# A word whose segments keep its list as arrays but for this many postings or fewer is
+# read a segment at a time, those postings read again for each use. A word with more
+# postings outside the kept lists is read whole, once, and kept for the next use.
+_UNKEPT_POSTINGS = 4_096
+
+
+def _kept_pieces(
+    reader: Any, fieldname: str, text: str | bytes
+) -> list[tuple[Any, int, bytes]] | None:
+    """``(segment, offset, row)`` of each segment having ``fieldname:text``, when its
+    segments keep the word's list as arrays (:mod:`pubsearch.segments.hotlists`) for all
+    but :data:`_UNKEPT_POSTINGS` postings at most and it is not held whole already; else
+    None: the list is better read whole (:func:`postings`)."""
+    held = _recent().get((id(reader), fieldname, text))
+    if held is not None and held[0] is reader:
+        return None
+    rows = term_rows(reader, fieldname, text)
+    if rows is None:
+        return None
+    leaves = reader.leaf_readers()
+    pieces = []
+    unkept = 0
+    for number, row in rows:
+        segment, offset = leaves[number]
+        if not w3format.keeps_list(segment, fieldname, text):
+            unkept += w3format.row_doc_frequency(row)
+            if unkept > _UNKEPT_POSTINGS:
+                return None
+        pieces.append((segment, offset, row))
+    if _LONG_LISTS.get((segments_key(reader), fieldname, text)) is not None:
+        return None
+    return pieces
+
+
 def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
     """Document numbers in the posting list of ``fieldname:text``, deleted ones included."""
     return postings(reader, fieldname, text)[0]
@@ -337,6 +392,24 @@ def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, 
         _share_if_long(shared_key, ids, weights)
     _remember(recent, key, (reader, ids, weights))
     return ids, weights
+
+
+def postings_by_segment(
+    reader: Any, fieldname: str, text: str | bytes
+) -> Iterator[tuple[int, IntArray, FloatArray]]:
+    """The posting list of ``fieldname:text`` (see :func:`postings`) in pieces: ``(offset,
+    ids, weights)``, the documents being ``offset + ids``. A common word's a segment at a
+    time, from the lists the segments keep as arrays (see :func:`_kept_pieces`): its list
+    is then never made whole (8 bytes a document for its numbers and as many for its
+    weights), and what is done with each piece stays in the processor's cache. Any other
+    word's whole, read or kept as :func:`postings` does, in one piece."""
+    pieces = _kept_pieces(reader, fieldname, text)
+    if pieces is None:
+        yield (0, *postings(reader, fieldname, text))
+        return
+    for segment, offset, row in pieces:
+        ids, weights, _ = w3format.segment_postings(segment, fieldname, text, False, row)
+        yield offset, ids, weights
 
 
 def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:

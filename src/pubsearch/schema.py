@@ -22,6 +22,11 @@ WORD_PATTERN = r"\w+(?:['.]?\w+)*"
 DEFAULT_FIELD = "content"
 TITLE_WEIGHT = 3
 
+# The fields whose longest posting lists each segment keeps a second time, as arrays
+# (pubsearch.segments.hotlists): the plain words' field, and the titles and names people
+# search by field. Not the abstract's: it would add as much again to the index.
+KEPT_LIST_FIELDS = frozenset({DEFAULT_FIELD, "title", "author"})
+
 # Separates the values of a multi-valued column (authors, subjects).
 VALUE_SEP = "\x1f"
 

@@ -22,13 +22,17 @@ left to Whoosh.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from whoosh import fields, scoring
 from whoosh import query as wq
 
+from pubsearch import speedups
 from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
     DocumentSet,
@@ -36,7 +40,7 @@ from pubsearch.masks import (
     numeric_terms,
     pattern_postings,
     phrase_docs,
-    postings,
+    postings_by_segment,
     query_mask,
 )
 from pubsearch.segments import w3format
@@ -268,18 +272,7 @@ def _scores(
     if kind in (wq.And, wq.Or) and q.subqueries:
         if kind is wq.Or and (q.minmatch or q.scale):
             return None
-        parts = [_scores(searcher, weighting, sub, size, lengths) for sub in q.subqueries]
-        if any(p is None for p in parts):
-            return None
-        matched, total = parts[0]  # type: ignore[misc]  # None ruled out above
-        total = total.copy()
-        for part in parts[1:]:
-            sub_matched, sub_scores = part  # type: ignore[misc]
-            matched = (matched & sub_matched) if kind is wq.And else (matched | sub_matched)
-            total += sub_scores
-        if kind is wq.And:
-            total[~matched] = 0.0
-        return matched, total * q.boost if q.boost != 1.0 else total
+        return _joined_scores(searcher, weighting, q, size, lengths)
     if kind is wq.Phrase:
         # Whoosh scores a phrase as the AND of its words, for the documents that have
         # them next to each other.
@@ -333,23 +326,76 @@ def _pattern_scores(
         else:
             idfs = np.array([searcher.idf(fieldname, w) for w in found.words], dtype=np.float64)
         tfs = found.weights
-        fl = lengths(fieldname)[found.ids]
-        avgfl = searcher.avg_field_length(fieldname) or 1
         b = w3format.bm25_b(weighting, searcher, fieldname, found.words[0])
         if b is None:
             return None
         k1 = weighting.K1
         # scoring.bm25, operation for operation, for every posting of every word.
-        term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
+        norms = _length_norms(searcher, lengths, fieldname, k1, b)[found.ids]
+        term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + norms))
     if q.boost != 1.0:
         term = term * q.boost
     scores = np.bincount(found.ids, weights=term, minlength=size).astype(np.float64, copy=False)
     return matched, scores
 
 
+def _joined_scores(
+    searcher: Any, weighting: Any, q: wq.And | wq.Or, size: int, lengths: Lengths
+) -> tuple[BoolArray, FloatArray] | None:
+    """An AND or OR scored as Whoosh scores it: the sum of its parts' scores, for the
+    documents matching all of them or any. A word's postings are added where they fall
+    (a query of many words does not make two whole arrays a word); the sums are the same
+    as those of the parts' arrays added in order (a part adds 0 where it does not match)."""
+    conjunction = type(q) is wq.And
+    total = np.zeros(size, dtype=np.float64)
+    matched = np.full(size, conjunction, dtype=np.bool_)
+    hits = np.zeros(size, dtype=np.uint16) if conjunction else None
+    seen: npt.NDArray[np.bool_] | npt.NDArray[np.uint16] = hits if hits is not None else matched
+    words = 0
+    for sub in q.subqueries:
+        if type(sub) is wq.Term and isinstance(sub.text, str):  # (not year:2021's)
+            if not _add_term(searcher, weighting, sub, lengths, total, seen):
+                return None
+            words += 1
+            continue
+        scored = _scores(searcher, weighting, sub, size, lengths)
+        if scored is None:
+            return None
+        sub_matched, sub_scores = scored
+        total += sub_scores
+        if conjunction:
+            matched &= sub_matched
+        else:
+            matched |= sub_matched
+    if hits is not None:
+        if words:
+            matched &= hits == words
+        total[~matched] = 0.0
+    return matched, total * q.boost if q.boost != 1.0 else total
+
+
 def _term_scores(
     searcher: Any, weighting: Any, q: wq.Term, size: int, lengths: Lengths
 ) -> tuple[BoolArray, FloatArray] | None:
+    matched = np.zeros(size, dtype=np.bool_)
+    scores = np.zeros(size, dtype=np.float64)
+    if not _add_term(searcher, weighting, q, lengths, scores, matched):
+        return None
+    return matched, scores
+
+
+def _add_term(
+    searcher: Any,
+    weighting: Any,
+    q: wq.Term,
+    lengths: Lengths,
+    total: FloatArray,
+    seen: npt.NDArray[np.bool_] | npt.NDArray[np.uint16],
+) -> bool:
+    """Add a word's score to ``total`` in each document of its posting list (deleted ones
+    included), and mark those documents in ``seen`` (flags set, or counts raised); False,
+    with nothing added, for a word this module does not score. The list is taken a piece
+    at a time (:func:`~pubsearch.masks.postings_by_segment`)."""
     schema = searcher.schema
     fieldname, text = q.fieldname, q.text
     if (
@@ -357,28 +403,63 @@ def _term_scores(
         or not isinstance(schema[fieldname], (fields.TEXT, fields.KEYWORD, fields.ID))
         or not isinstance(text, str)
     ):
-        return None
-    matched = np.zeros(size, dtype=np.bool_)
-    scores = np.zeros(size, dtype=np.float64)
-    ids, tfs = postings(searcher.reader(), fieldname, text)
-    if not len(ids):
-        return matched, scores
-    if not schema[fieldname].scorable:
-        # A field without lengths (subject:, id:): Whoosh's score is the posting's weight.
-        matched[ids] = True
-        scores[ids] = tfs * q.boost if q.boost != 1.0 else tfs
-        return matched, scores
-    fl = lengths(fieldname)[ids]
-    idf = searcher.idf(fieldname, text)
+        return False
+    scorable = schema[fieldname].scorable
+    norms: FloatArray | None = None
+    idf = k1 = 0.0
+    counting = seen.dtype != np.bool_
+    compiled = speedups.active()
+    for offset, ids, tfs in postings_by_segment(searcher.reader(), fieldname, text):
+        if not len(ids):
+            continue
+        if scorable and norms is None:
+            b = w3format.bm25_b(weighting, searcher, fieldname, text)
+            if b is None:
+                return False  # (before anything is added: the first piece)
+            idf, k1 = searcher.idf(fieldname, text), weighting.K1
+            norms = _length_norms(searcher, lengths, fieldname, k1, b)
+        if compiled is not None and ids.dtype == np.int64 and tfs.dtype == np.float64:
+            # The same operations on each posting, in one pass (no arrays in between).
+            compiled.add_scores(total, seen, offset, ids, tfs, norms, idf, k1, q.boost)
+            continue
+        if norms is None:
+            # A field without lengths (subject:, id:): Whoosh's score is the posting's weight.
+            term = tfs
+        else:
+            # scoring.bm25, operation for operation (the length part worked out per document).
+            term = idf * ((tfs * (k1 + 1)) / (tfs + norms[offset:][ids]))
+        if q.boost != 1.0:
+            term = term * q.boost
+        total[offset:][ids] += term  # (a document is once in a posting list)
+        if counting:
+            seen[offset:][ids] += 1
+        else:
+            seen[offset:][ids] = True
+    return True
+
+
+# Each document's length part of BM25 for a field (``K1 * ((1 - B) + B * fl / avgfl)``),
+# for the last few (lengths, K1, B, average) asked: one array of the index's size each.
+_NORMS: OrderedDict[tuple[int, float, float, float], tuple[FloatArray, FloatArray]] = OrderedDict()
+_NORMS_KEPT = 4
+_NORMS_LOCK = threading.Lock()
+
+
+def _length_norms(
+    searcher: Any, lengths: Lengths, fieldname: str, k1: float, b: float
+) -> FloatArray:
+    fl = lengths(fieldname)
     avgfl = searcher.avg_field_length(fieldname) or 1
-    b = w3format.bm25_b(weighting, searcher, fieldname, text)
-    if b is None:
-        return None
-    k1 = weighting.K1
-    # scoring.bm25, operation for operation.
-    term = idf * ((tfs * (k1 + 1)) / (tfs + k1 * ((1 - b) + b * fl / avgfl)))
-    if q.boost != 1.0:
-        term = term * q.boost
-    matched[ids] = True
-    scores[ids] = term
-    return matched, scores
+    key = (id(fl), k1, b, avgfl)
+    with _NORMS_LOCK:
+        held = _NORMS.get(key)
+        if held is not None and held[0] is fl:
+            _NORMS.move_to_end(key)
+            return held[1]
+    norms = k1 * ((1 - b) + b * fl / avgfl)
+    norms.flags.writeable = False
+    with _NORMS_LOCK:
+        _NORMS[key] = (fl, norms)  # (holding fl: its id is not given to another array)
+        while len(_NORMS) > _NORMS_KEPT:
+            _NORMS.popitem(last=False)
+    return norms

@@ -6,7 +6,8 @@ The search side (:mod:`pubsearch.masks`, :mod:`pubsearch.topdocs`,
 :mod:`pubsearch.facets`) reads through it, a posting list, column or table in one read
 where Whoosh's reader would take one Python call per item:
 
-* :func:`segment_postings`: a term's posting list in a segment (:func:`raw_list`: one read
+* :func:`segment_postings`: a term's posting list in a segment (from the arrays the
+  segment's longest lists are kept in, :func:`kept_lists`; else :func:`raw_list`: one read
   of its bytes, the blocks taken apart by :func:`w3_blocks` and :class:`BlockArrays`);
 * :func:`prefix_postings`: the lists of every word from a prefix on, in one read;
 * :func:`position_table`: encoded position lists (``formats.Positions``) as arrays;
@@ -27,16 +28,23 @@ from __future__ import annotations
 
 import importlib.metadata
 import io
+import mmap
+import os
 import pickle
 import re
+import struct
+import threading
 import warnings
+import weakref
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from isal import isal_zlib
 from whoosh import columns, formats
 from whoosh.codec.whoosh3 import (
     LENGTHS_COLUMN,
@@ -45,11 +53,15 @@ from whoosh.codec.whoosh3 import (
     W3TermInfo,
     W3TermsReader,
 )
+from whoosh.filedb import filetables
+from whoosh.filedb.compound import SubFile
+from whoosh.filedb.filestore import OverlayStorage
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.system import _INT_SIZE
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from pubsearch import speedups
+from pubsearch.segments import hotlists
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -122,6 +134,12 @@ def segment_postings(
     ``_read_ids`` undoes the delta coding one number at a time), else posting by posting
     (the only way, for a Whoosh whose format this does not know)."""
     fast = fast_paths()
+    if fast and not with_values:
+        lists = kept_lists(segment)
+        if lists is not None:
+            found = lists.get(fieldname, segment._text_to_bytes(fieldname, text))
+            if found is not None:
+                return found[0], found[1], []
     whole = raw_list(segment, fieldname, text, with_values, row) if fast else None
     if whole is not None:
         return whole
@@ -157,6 +175,110 @@ def segment_postings(
     return np.concatenate(ids), np.concatenate(weights), values
 
 
+def mark_postings(
+    segment: Any, fieldname: str, text: str | bytes, out: npt.NDArray[np.bool_]
+) -> bool:
+    """Set ``out[d]`` (one flag per document of ``segment``) for each document ``d`` in
+    the posting list of ``fieldname:text`` (deleted documents included) where the list
+    is kept as arrays (:func:`kept_lists`), and say so; False (``out`` untouched) where
+    it is not: the caller reads it with :func:`segment_postings`."""
+    lists = kept_lists(segment) if fast_paths() else None
+    return lists is not None and lists.mark(fieldname, segment._text_to_bytes(fieldname, text), out)
+
+
+def keeps_list(segment: Any, fieldname: str, text: str | bytes) -> bool:
+    """Whether ``segment`` keeps the posting list of ``fieldname:text`` as arrays (see
+    :func:`kept_lists`)."""
+    lists = kept_lists(segment) if fast_paths() else None
+    if lists is None:
+        return False
+    return lists.row(fieldname, segment._text_to_bytes(fieldname, text)) is not None
+
+
+def kept_lists(segment: Any) -> hotlists.HotLists | None:
+    """The longest posting lists of ``segment`` (a ``SegmentReader``), kept beside it as
+    arrays (see :mod:`pubsearch.segments.hotlists`), or None."""
+    return _opened(segment).kept
+
+
+class _SegmentFiles:
+    """What this module opens of a segment besides Whoosh: its kept lists, and its
+    compound file mapped (to look terms up in its terms table without a file read for
+    each of the table's slots, as Whoosh's ``HashReader`` does)."""
+
+    def __init__(self, segment: Any) -> None:
+        self.kept: hotlists.HotLists | None = None
+        self.table: Any = None  # (mapped file, where the terms table starts in it)
+        files = getattr(segment, "_storage", None)
+        if isinstance(files, OverlayStorage):  # a compound segment: its directory's storage
+            files = files.b
+        folder = getattr(files, "folder", None)
+        segid = getattr(segment, "_segid", None)
+        if not folder or not isinstance(segid, str):
+            return
+        path = os.path.join(folder, segid + hotlists.SUFFIX)
+        self.kept = hotlists.open_lists(path, segment.doc_count_all())
+        terms = getattr(segment, "_terms", None)
+        tindex = getattr(terms, "_tindex", None)
+        sub = getattr(getattr(tindex, "dbfile", None), "file", None)
+        if (
+            isinstance(terms, W3TermsReader)
+            and tindex is not None
+            and type(tindex) is filetables.OrderedHashReader
+            and tindex.hashfn is filetables.md5_hash
+            and isinstance(sub, SubFile)
+        ):
+            try:
+                with open(os.path.join(folder, segid + ".seg"), "rb") as fh:
+                    mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                return
+            if sub._end <= len(mapped):
+                self.table = (mapped, sub._offset, tindex.tables)
+
+
+_OPENED: weakref.WeakKeyDictionary[Any, _SegmentFiles] = weakref.WeakKeyDictionary()
+_OPENED_LOCK = threading.Lock()
+
+
+def _opened(segment: Any) -> _SegmentFiles:
+    with _OPENED_LOCK:
+        found = _OPENED.get(segment)
+    if found is None:
+        found = _SegmentFiles(segment)
+        with _OPENED_LOCK:
+            found = _OPENED.setdefault(segment, found)
+    return found
+
+
+_SLOT = struct.Struct("!Iq")  # a hash table's slot: the key's hash, where the key is
+_KEY_LENGTHS = struct.Struct("!ii")  # an item's key and value lengths
+
+
+def _table_get(table: Any, key: bytes) -> bytes | None:
+    """``HashReader.get(key)`` over the mapped file: the slots of the key's hash table
+    are probed from its hash on, and the first item with the key gives its value."""
+    mapped, base, tables = table
+    keyhash = filetables.md5_hash(key)
+    start, slots = tables[keyhash & 255]
+    if not slots:
+        return None
+    slot = (keyhash >> 8) % slots
+    for _ in range(slots):
+        slothash, itempos = _SLOT.unpack_from(mapped, base + start + slot * _SLOT.size)
+        if not itempos:
+            return None
+        if slothash == keyhash:
+            at = base + itempos
+            keylen, datalen = _KEY_LENGTHS.unpack_from(mapped, at)
+            at += _KEY_LENGTHS.size
+            if keylen == len(key) and mapped[at : at + keylen] == key:
+                value: bytes = mapped[at + keylen : at + keylen + datalen]
+                return value
+        slot = slot + 1 if slot + 1 < slots else 0
+    return None
+
+
 class NotWhoosh3(Exception):
     """A segment whose terms are not in whoosh3's table (another codec, or the fast paths
     turned off): ask Whoosh instead."""
@@ -174,7 +296,13 @@ def term_row(segment: Any, fieldname: str, text: str | bytes) -> bytes | None:
     if fieldname not in terms._fieldmap:
         return None
     tbytes = segment._text_to_bytes(fieldname, text)
-    found: bytes | None = terms._tindex.get(terms._keycoder(fieldname, tbytes))
+    opened = _opened(segment)
+    if opened.kept is not None and (row := opened.kept.row(fieldname, tbytes)) is not None:
+        return row
+    key = terms._keycoder(fieldname, tbytes)
+    if opened.table is not None:
+        return _table_get(opened.table, key)
+    found: bytes | None = terms._tindex.get(key)
     return found
 
 
@@ -217,11 +345,11 @@ def raw_list(
         try:
             if with_values:
                 ids_bytes, weights_bytes, values = compiled.decode_list(
-                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress, True
+                    raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress, True
                 )
             else:
                 ids_bytes, weights_bytes = compiled.decode_list(
-                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress
+                    raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress
                 )
                 values = []
         except ValueError:
@@ -327,14 +455,27 @@ def _block_arrays(matcher: Any) -> tuple[IntArray, FloatArray]:
     return ids, np.asarray(weights, dtype=np.float64)
 
 
+@dataclass(frozen=True)
+class SegmentWords:
+    """Words of a segment and their posting lists one after another: word ``i``'s
+    postings are ``counts[i]`` long, deleted documents included, numbered in the segment."""
+
+    words: list[str]
+    ids: IntArray
+    weights: FloatArray
+    counts: IntArray
+
+
 def prefix_postings(
     segment: Any, fieldname: str, prefix: str, pattern: re.Pattern[str] | None
-) -> list[tuple[str, IntArray, FloatArray]] | None:
+) -> SegmentWords | None:
     """Each word of ``segment``'s ``fieldname`` that starts with ``prefix`` (and matches
     ``pattern``), with its posting list; None when the segment is not whoosh3's.
 
-    The words' lists lie one after another in the postings file (written in word order):
-    they are read in one piece, and their blocks' numbers turned into arrays at once."""
+    The words are read in order from the prefix on (from the mapped terms table where it
+    is, see :class:`_SegmentFiles`). Their lists lie one after another in the postings
+    file (written in word order): those the segment does not keep as arrays (see
+    :func:`kept_lists`) are read in one piece, and decoded in C where it is built."""
     terms = getattr(segment, "_terms", None) if fast_paths() else None
     if not isinstance(terms, W3TermsReader) or fieldname not in terms._fieldmap:
         return None
@@ -343,7 +484,9 @@ def prefix_postings(
     words: list[str] = []
     inline: dict[int, tuple[Any, Any]] = {}
     extents: dict[int, tuple[int, int]] = {}
-    for key, row in terms._tindex.items_from(terms._keycoder(fieldname, start)):
+    frequencies: dict[int, int] = {}
+    opened = _opened(segment)
+    for key, row in _items_from(opened, terms._tindex, terms._keycoder(fieldname, start)):
         name, tbytes = terms._keydecoder(key)
         if name != fieldname or not tbytes.startswith(start):
             break
@@ -357,27 +500,80 @@ def prefix_postings(
             offset = int.from_bytes(row[stats : stats + 8], "big")
             length = int.from_bytes(row[stats + 8 : stats + _EXTENT_SIZE], "big")
             extents[len(words)] = (offset, length)
+            frequencies[len(words)] = row_doc_frequency(row)
         words.append(word)
-    if not words:
-        return []
+    lists: dict[int, tuple[IntArray, FloatArray]] = {}
+    for number, (inline_ids, inline_weights) in inline.items():
+        lists[number] = (
+            np.asarray(inline_ids, dtype=np.int64),
+            np.asarray(list(inline_weights), dtype=np.float64),
+        )
+    if opened.kept is not None:
+        long = hotlists.threshold(segment.doc_count_all())
+        for number in [n for n, frequency in frequencies.items() if frequency >= long]:
+            found = opened.kept.get(fieldname, words[number].encode("utf-8"))
+            if found is not None:
+                lists[number] = found
+                del extents[number]
     first = min((o for o, _ in extents.values()), default=0)
     end = max((o + n for o, n in extents.values()), default=0)
     joined = terms._postfile.get(first, end - first) if extents else b""
-    decoded = BlockArrays()
-    list_ends: list[int] = []
-    for number in range(len(words)):
-        if number in inline:
-            decoded.add_postings(*inline[number])
-        else:
-            offset, length = extents[number]
-            decoded.add_list(joined[offset - first : offset - first + length])
-        list_ends.append(len(decoded))
-    ids, weight_array = decoded.arrays()
-    bounds = [0, *list_ends]
-    return [
-        (word, ids[bounds[i] : bounds[i + 1]], weight_array[bounds[i] : bounds[i + 1]])
-        for i, word in enumerate(words)
-    ]
+    compiled = speedups.active()
+    rest = BlockArrays()
+    rest_ends: dict[int, int] = {}
+    in_c: dict[int, tuple[bytes, bytes]] = {}
+    for number, (offset, length) in sorted(extents.items()):
+        raw = joined[offset - first : offset - first + length]
+        if compiled is not None:
+            try:
+                in_c[number] = compiled.decode_list(raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress)
+                continue
+            except ValueError:
+                pass  # pickles the C code does not read: Python's pickle reads them
+        rest.add_list(raw)
+        rest_ends[number] = len(rest)
+    if in_c:  # (turned into arrays at once: most of a prefix's lists are short)
+        c_ids = np.frombuffer(b"".join(i for i, _ in in_c.values()), dtype=np.int64)
+        c_weights = np.frombuffer(b"".join(w for _, w in in_c.values()), dtype=np.float64)
+        begin = 0
+        for number, (ids_bytes, _) in in_c.items():
+            stop = begin + len(ids_bytes) // 8
+            lists[number] = (c_ids[begin:stop], c_weights[begin:stop])
+            begin = stop
+    if rest_ends:
+        ids, weight_array = rest.arrays()
+        begin = 0
+        for number, stop in rest_ends.items():
+            lists[number] = (ids[begin:stop], weight_array[begin:stop])
+            begin = stop
+    ordered = [lists[number] for number in range(len(words))]
+    return SegmentWords(
+        words,
+        np.concatenate([i for i, _ in ordered]) if ordered else np.zeros(0, dtype=np.int64),
+        np.concatenate([w for _, w in ordered]) if ordered else np.zeros(0, dtype=np.float64),
+        np.array([len(i) for i, _ in ordered], dtype=np.int64),
+    )
+
+
+def _items_from(opened: _SegmentFiles, tindex: Any, key: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """``tindex.items_from(key)`` (an ``OrderedHashReader``'s keys and values in order,
+    from ``key`` on), read from the mapped file where it is (Whoosh reads three times a
+    key: its lengths, the key, the value)."""
+    if opened.table is None:
+        yield from tindex.items_from(key)
+        return
+    pos = tindex.closest_key_pos(key)
+    if pos is None:
+        return
+    mapped, base, _ = opened.table
+    end = tindex.endofdata
+    unpack = _KEY_LENGTHS.unpack_from
+    size = _KEY_LENGTHS.size
+    while pos < end:
+        keylen, datalen = unpack(mapped, base + pos)
+        at = base + pos + size
+        yield mapped[at : at + keylen], mapped[at + keylen : at + keylen + datalen]
+        pos += size + keylen + datalen
 
 
 def position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:

@@ -30,6 +30,7 @@ import itertools
 import pickle
 import struct
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy
@@ -42,6 +43,8 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from pubsearch import speedups
+from pubsearch.schema import KEPT_LIST_FIELDS
+from pubsearch.segments import hotlists
 from pubsearch.segments.pool import FieldPostings, TermPool, sort_postings
 
 # Length bytes (Whoosh's ``length_to_byte``) of the lengths most fields have, looked up.
@@ -141,12 +144,21 @@ def can_write_fast(fieldwriter: Any) -> bool:
     )
 
 
-def write_postings(fieldwriter: Any, schema: Any, pool: TermPool, lengths: Lengths | None) -> None:
+def write_postings(
+    fieldwriter: Any,
+    schema: Any,
+    pool: TermPool,
+    lengths: Lengths | None,
+    kept: dict[str, hotlists.FieldLists] | None = None,
+    doc_count: int = 0,
+) -> None:
     """Write ``pool``'s postings through ``fieldwriter`` (a ``W3FieldWriter``) as its
     ``add_postings`` would, with a few Python calls per term instead of several per
     posting: the same blocks (ids delta-encoded, weights and values minified, pickled,
     compressed past the same size; see :data:`_BLOCK_PROTOCOL`), the same block and term
-    statistics, the same terms table."""
+    statistics, the same terms table. With ``kept``, each field's longest lists (of a
+    segment of ``doc_count`` documents) are put there too (see
+    :mod:`pubsearch.segments.hotlists`)."""
     terms = _TermsTable(fieldwriter._tindex)
     postfile = fieldwriter._postfile
     fieldmap = fieldwriter._fieldmap
@@ -158,11 +170,22 @@ def write_postings(fieldwriter: Any, schema: Any, pool: TermPool, lengths: Lengt
         fieldid = fieldmap[fieldname] = len(fieldmap)
         column = lengths.column(fieldname) if lengths is not None else None
         blocks = FieldBlocks(fieldwriter._codec, schema[fieldname].format, held, column)
+        lists = None
+        if kept is not None and fieldname in KEPT_LIST_FIELDS:
+            lists = hotlists.select(
+                blocks.texts, blocks.bounds, blocks.order, blocks.docnums, blocks.weights, doc_count
+            )
+        wanted = set(lists.texts) if lists is not None else set()
+        rows: dict[bytes, bytes] = {}
         keyprefix = _USHORT.pack(fieldid)
         for texts, posts, infos in blocks.chunks(pos):
             postfile.write(posts)
             pos += len(posts)
             terms.add(keyprefix, texts, infos)
+            if wanted:
+                rows.update((t, info) for t, info in zip(texts, infos, strict=True) if t in wanted)
+        if kept is not None and lists is not None and (lists := hotlists.with_rows(lists, rows)):
+            kept[fieldname] = lists
     terms.finish()
     if postfile.tell() != pos:
         raise RuntimeError("postings written out of step with the file")
@@ -605,6 +628,7 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
         whoosh_pool.cleanup()
         self.pool: TermPool = TermPool()
         self.lengths = Lengths()
+        self._kept_lists: dict[str, hotlists.FieldLists] | None = None
         perdoc = self.perdocwriter
         whoosh_add_field = perdoc.add_field
 
@@ -675,10 +699,24 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
         self.perdocwriter.close()
         lengths = self.lengths if self.codec.length_stats else None
         if can_write_fast(self.fieldwriter):
-            write_postings(self.fieldwriter, self.schema, self.pool, lengths)
+            kept: dict[str, hotlists.FieldLists] | None = (
+                {} if getattr(self.storage, "folder", None) else None  # (a RamStorage has none)
+            )
+            write_postings(self.fieldwriter, self.schema, self.pool, lengths, kept, self.docnum)
+            self._kept_lists = kept
         else:
             self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())
         self.fieldwriter.close()
+
+    def _assemble_segment(self) -> None:
+        # After Whoosh has gathered the segment's files into its compound file (which
+        # takes every file named after the segment): the longest lists, beside it.
+        super()._assemble_segment()
+        kept = self._kept_lists
+        if kept:
+            name = self.newsegment.segment_id() + hotlists.SUFFIX
+            hotlists.save(Path(self.storage.folder) / name, kept)
+        self._kept_lists = None
 
     def finish_segment(
         self,

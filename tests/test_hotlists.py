@@ -1,0 +1,253 @@
+"""A segment's longest posting lists, kept again as arrays, must be the lists its blocks
+hold, and searches must find and rank the same with them or without them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from whoosh import query as wq
+
+from pubsearch import masks, storage
+from pubsearch.indexing import build_index, update_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.records import Record
+from pubsearch.request import SearchRequest
+from pubsearch.schema import KEPT_LIST_FIELDS
+from pubsearch.searching import SearchService
+from pubsearch.segments import hotlists, w3format
+
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"
+# The sample's 300 records keep no list at the real bound (512 postings): with this one,
+# lists of 16 to 18 documents are kept as numbers, longer ones as bitmaps.
+LOW_BOUND = 16
+
+
+@pytest.fixture()
+def low_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hotlists, "MIN_POSTINGS", LOW_BOUND)
+
+
+def _build(index_dir: Path, workers: int = 1) -> Path:
+    build_index(index_dir, read_paths([SAMPLE], ReadReport()), workers=workers)
+    gen = storage.current_generation(index_dir)
+    assert gen is not None
+    return gen
+
+
+def _segments(gen: Path):  # type: ignore[no-untyped-def]
+    ix = storage.open_index(gen)
+    return ix, ix.reader()
+
+
+def test_kept_lists_are_the_lists_the_blocks_hold(tmp_path: Path, low_bound: None) -> None:
+    gen = _build(tmp_path)
+    assert list(gen.glob("*" + hotlists.SUFFIX))
+    ix, reader = _segments(gen)
+    forms = set()
+    with reader:
+        for segment, _ in reader.leaf_readers():
+            kept = w3format.kept_lists(segment)
+            assert kept is not None
+            n = segment.doc_count_all()
+            for fieldname in KEPT_LIST_FIELDS:
+                for text, info in segment.iter_field(fieldname):
+                    blocks = w3format.raw_list(segment, fieldname, text, False)
+                    assert blocks is not None
+                    found = kept.get(fieldname, text)
+                    long_enough = info.doc_frequency() >= hotlists.threshold(n)
+                    assert (found is not None) == long_enough, (fieldname, text)
+                    if found is None:
+                        continue
+                    forms.add("bitmap" if len(found[0]) * hotlists.DENSE > n else "numbers")
+                    assert found[0].dtype == np.int64 and found[1].dtype == np.float64
+                    assert found[0].tolist() == blocks[0].tolist()
+                    assert found[1].tolist() == blocks[1].tolist()
+                    table = segment._terms._tindex.get(segment._terms._keycoder(fieldname, text))
+                    assert kept.row(fieldname, text) == table
+                    flags = np.zeros(n, dtype=np.bool_)
+                    assert kept.mark(fieldname, text, flags)
+                    assert np.flatnonzero(flags).tolist() == blocks[0].tolist()
+            # Other fields keep nothing: the abstract's would double what is kept.
+            assert kept.get("abstract", b"the") is None
+    ix.close()
+    assert forms == {"bitmap", "numbers"}
+
+
+def test_a_segment_without_long_lists_has_no_file(tmp_path: Path) -> None:
+    gen = _build(tmp_path)  # 300 records: no list of 512 documents
+    assert not list(gen.glob("*" + hotlists.SUFFIX))
+    ix, reader = _segments(gen)
+    with reader:
+        assert all(w3format.kept_lists(s) is None for s, _ in reader.leaf_readers())
+    ix.close()
+
+
+def test_lists_with_weights_a_byte_cannot_hold_are_left_out() -> None:
+    texts = [b"a", b"b", b"c", b"d"]
+    docnums = np.arange(40, dtype=np.uint32) % 20
+    # a: whole weights; b: one of 300; c: one of 1.5; d: one of 0.5
+    weights = np.ones(40, dtype=np.float64)
+    weights[12] = 300.0
+    weights[25] = 1.5
+    weights[33] = 0.5
+    order = np.arange(40)
+    bounds = [10, 20, 30, 40]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hotlists, "MIN_POSTINGS", 10)
+        kept = hotlists.select(texts, bounds, order, docnums, weights, doc_count=20)
+        assert kept is not None
+        assert kept.texts.tolist() == [b"a"]
+        assert kept.weights.tolist() == [1] * 10
+        assert hotlists.select(texts[1:2], [10], order[10:20], docnums, weights, 20) is None
+
+
+def test_numbers_are_32_bits_past_65536_documents(tmp_path: Path) -> None:
+    docnums = np.linspace(5, 100_000, 3200).astype(np.uint32)  # a list of 3,200 of 100,001
+    kept = hotlists.select([b"w"], [3200], np.arange(3200), docnums, np.ones(3200), 100_001)
+    assert kept is not None and kept.ids.dtype == np.uint32 and not len(kept.bits)
+    assert hotlists.with_rows(kept, {}) is None  # each list's row is needed
+    kept = hotlists.with_rows(kept, {b"w": b"row of w"})
+    assert kept is not None
+    hotlists.save(tmp_path / "x.hot.npz", {"content": kept})
+    opened = hotlists.open_lists(str(tmp_path / "x.hot.npz"), 100_001)
+    assert opened is not None
+    found = opened.get("content", b"w")
+    assert found is not None and found[0].tolist() == docnums.tolist()
+    assert found[0][-1] == 100_000
+    assert opened.row("content", b"w") == b"row of w"
+    assert opened.get("content", b"v") is None and opened.get("title", b"w") is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "parts missing"])
+def test_a_damaged_file_is_not_used(tmp_path: Path, low_bound: None, damage: str) -> None:
+    gen = _build(tmp_path / "ix")
+    expected = _answers(tmp_path / "ix")
+    for path in gen.glob("*" + hotlists.SUFFIX):
+        if damage == "truncated":
+            path.write_bytes(path.read_bytes()[:1000])
+        elif damage == "garbage":
+            path.write_bytes(b"not a zip file at all" * 100)
+        else:
+            arrays = dict(storage.load_arrays(path))
+            del arrays["content.weights"]
+            storage.save_arrays(path, arrays)
+    moved = tmp_path / "moved"  # a new path: this process has not opened its files yet
+    shutil.copytree(tmp_path / "ix", moved)
+    gen = storage.current_generation(moved)
+    assert gen is not None
+    ix, reader = _segments(gen)
+    with reader:
+        assert all(w3format.kept_lists(s) is None for s, _ in reader.leaf_readers())
+    ix.close()
+    assert _answers(moved) == expected
+
+
+QUERIES = [
+    "the",
+    "of the and in",
+    "the OR of OR and",
+    "learning AND the",
+    "the -model",
+    '"of the"',
+    "title:the",
+    "ti:learning OR ti:model",
+    "author:wang",
+    "model*",
+    "the of and in to a is we for that on with this by as are be an from our which",
+    "language models AND NOT the",
+    "(the OR of) AND (model OR data)",
+]
+
+
+def _answers(index_dir: Path) -> list[tuple[object, ...]]:
+    """Each query's total, top 20 (ids and scores) and facet counts."""
+    service = SearchService(index_dir)
+    try:
+        out: list[tuple[object, ...]] = []
+        for q in QUERIES:
+            for sort in ("relevance", "newest"):
+                result = service.search(SearchRequest(q=q, facets=True, page_size=20, sort=sort))
+                out.append(
+                    (
+                        q,
+                        sort,
+                        result.total,
+                        [(h.id, round(h.score, 9)) for h in result.hits],
+                        [
+                            (name, [(v.value, v.count) for v in values])
+                            for name, values in (result.facets or {}).items()
+                        ],
+                    )
+                )
+        return out
+    finally:
+        service.close()
+
+
+def test_searches_find_and_rank_the_same_with_kept_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without = _answers_of_a_build(tmp_path / "without")
+    monkeypatch.setattr(hotlists, "MIN_POSTINGS", LOW_BOUND)
+    with_kept = _answers_of_a_build(tmp_path / "with")
+    assert list((tmp_path / "with").glob("gen-*/*" + hotlists.SUFFIX))
+    assert with_kept == without
+
+
+def _answers_of_a_build(index_dir: Path) -> list[tuple[object, ...]]:
+    _build(index_dir)
+    return _answers(index_dir)
+
+
+def test_a_term_mask_is_the_list_whether_kept_or_not(tmp_path: Path, low_bound: None) -> None:
+    gen = _build(tmp_path)
+    ix = storage.open_index(gen)
+    with ix.searcher() as searcher:
+        reader = searcher.reader()
+        size = reader.doc_count_all()
+        for word in ("the", "of", "learning", "graph", "nothingatall"):
+            mask = masks.term_mask(reader, "content", word, size)
+            expected = sorted(searcher.docs_for_query(wq.Term("content", word)))
+            assert np.flatnonzero(mask).tolist() == expected
+    ix.close()
+
+
+def test_updates_keep_lists_and_merged_segments_take_theirs_away(
+    tmp_path: Path, low_bound: None
+) -> None:
+    _build(tmp_path)
+    for n in range(9):  # the eighth merges the build's and seven updates' small segments
+        records = [
+            Record(id=f"u{n}-{i}", title=f"The study {n} of the thing {i}", abstract="the " * 3)
+            for i in range(20)
+        ]
+        update_index(tmp_path, records)
+        gen = storage.current_generation(tmp_path)
+        assert gen is not None
+        segs = {p.name.removesuffix(".seg") for p in gen.glob("*.seg")}
+        kept = {p.name.removesuffix(hotlists.SUFFIX) for p in gen.glob("*" + hotlists.SUFFIX)}
+        assert kept <= segs  # none left behind by a segment merged away
+        assert len(kept) == len(segs)  # every segment of 20 documents keeps "the"
+    ix = storage.open_index(gen)
+    with ix.searcher() as searcher:
+        reader = searcher.reader()
+        sizes = sorted(segment.doc_count_all() for segment, _ in reader.leaf_readers())
+        assert sizes == [20, 300 + 8 * 20]  # the ninth update's, and the merged one
+        for segment, _ in reader.leaf_readers():
+            kept_lists = w3format.kept_lists(segment)
+            assert kept_lists is not None
+            found = kept_lists.get("content", b"the")
+            blocks = w3format.raw_list(segment, "content", b"the", False)
+            assert found is not None and blocks is not None
+            assert found[0].tolist() == blocks[0].tolist()
+        total = len(list(searcher.docs_for_query(wq.Term("content", "the"))))
+    ix.close()
+    service = SearchService(tmp_path)
+    try:
+        assert service.search(SearchRequest(q="the")).total == total
+    finally:
+        service.close()
