@@ -1,5 +1,6 @@
 """A segment's longest posting lists, kept again as arrays, must be the lists its blocks
-hold, and searches must find and rank the same with them or without them."""
+hold, and searches must find and rank the same with them or without them; its terms table,
+read with a descriptor of its own, must give what Whoosh's reader gives."""
 
 from __future__ import annotations
 
@@ -251,3 +252,29 @@ def test_updates_keep_lists_and_merged_segments_take_theirs_away(
         assert service.search(SearchRequest(q="the")).total == total
     finally:
         service.close()
+
+
+def test_the_terms_table_is_read_as_whoosh_reads_it(tmp_path: Path) -> None:
+    """Terms are looked up, and read in order, from the segment's file with a descriptor
+    of its own: every key (and keys that are not there) as Whoosh's reader finds it."""
+    gen = _build(tmp_path)
+    ix, reader = _segments(gen)
+    with reader:
+        for segment, _ in reader.leaf_readers():
+            opened = w3format._opened(segment)
+            assert opened.table is not None
+            tindex = segment._terms._tindex
+            items = list(tindex.items())
+            assert items
+            for key, value in items:
+                assert opened.table.get(key) == value
+                assert opened.table.get(key + b"~") == tindex.get(key + b"~")
+            assert opened.table.get(b"\xff\xff") is None
+            for start in (items[0][0], items[len(items) // 2][0], b"\x00\x01m"):
+                assert list(w3format._items_from(opened, tindex, start)) == list(
+                    tindex.items_from(start)
+                )
+            with pytest.MonkeyPatch.context() as mp:  # reads across many buffers
+                mp.setattr(w3format, "_ITEMS_READ", 64)
+                assert list(w3format._items_from(opened, tindex, items[0][0])) == items
+    ix.close()
