@@ -333,10 +333,10 @@ _UNKEPT_POSTINGS = 4_096
 def _kept_pieces(
     reader: Any, fieldname: str, text: str | bytes
 ) -> list[tuple[Any, int, bytes]] | None:
-    """``(segment, offset, row)`` of each segment having ``fieldname:text``, when its
-    segments keep the word's list as arrays (:mod:`pubsearch.segments.hotlists`) for all
-    but :data:`_UNKEPT_POSTINGS` postings at most and it is not held whole already; else
-    None: the list is better read whole (:func:`postings`)."""
+    """``(segment, offset, row)`` of each segment having ``fieldname:text``, when some of
+    its segments keep the word's list as arrays (:mod:`pubsearch.segments.hotlists`), all
+    but :data:`_UNKEPT_POSTINGS` of its postings are kept, and it is not held whole
+    already; else None: the list is better read whole (:func:`postings`)."""
     held = _recent().get((id(reader), fieldname, text))
     if held is not None and held[0] is reader:
         return None
@@ -353,6 +353,8 @@ def _kept_pieces(
             if unkept > _UNKEPT_POSTINGS:
                 return None
         pieces.append((segment, offset, row))
+    if unkept == sum(w3format.row_doc_frequency(row) for _, row in rows):
+        return None  # kept nowhere: a rare word, read once and kept for the next use
     if _LONG_LISTS.get((segments_key(reader), fieldname, text)) is not None:
         return None
     return pieces
