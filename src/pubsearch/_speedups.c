@@ -1649,6 +1649,65 @@ add_scores(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The postings of a prefix's words (masks.pattern_postings), scored as topdocs._pattern_scores
+ * scores them: posting i, of word word_of[i], adds idfs[word_of[i]] * ((tf * (k1 + 1)) /
+ * (tf + norms[d])) (times boost unless it is 1) to total[d], d = ids[i], in the order of
+ * the postings (numpy's bincount's), and sets seen[d]. */
+static PyObject *
+add_word_scores(PyObject *module, PyObject *args)
+{
+    Py_buffer total, seen, ids, tfs, word_of, idfs, norms;
+    double k1, boost;
+    if (!PyArg_ParseTuple(args, "w*w*y*y*y*y*y*dd", &total, &seen, &ids, &tfs, &word_of,
+                          &idfs, &norms, &k1, &boost)) {
+        return NULL;
+    }
+    Py_ssize_t docs = total.len / 8;
+    Py_ssize_t n = ids.len / 8;
+    Py_ssize_t words = idfs.len / 8;
+    const char *error = NULL;
+    if (total.len % 8 || ids.len % 8 || tfs.len != ids.len || word_of.len != n * 4 ||
+        idfs.len % 8 || norms.len != total.len || seen.len != docs) {
+        error = "arrays of mismatched sizes";
+    }
+    if (error == NULL) {
+        double *sum = (double *)total.buf;
+        unsigned char *flag = (unsigned char *)seen.buf;
+        const int64_t *doc = (const int64_t *)ids.buf;
+        const double *tf = (const double *)tfs.buf;
+        const int32_t *word = (const int32_t *)word_of.buf;
+        const double *idf = (const double *)idfs.buf;
+        const double *norm = (const double *)norms.buf;
+        double k1_plus_1 = k1 + 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t d = doc[i];
+            int32_t w = word[i];
+            if (d < 0 || d >= docs || w < 0 || w >= words) {
+                error = "a document or word number out of range";
+                break;
+            }
+            double term = idf[w] * ((tf[i] * k1_plus_1) / (tf[i] + norm[d]));
+            if (boost != 1.0) {
+                term = term * boost;
+            }
+            sum[d] += term;
+            flag[d] = 1;
+        }
+    }
+    PyBuffer_Release(&total);
+    PyBuffer_Release(&seen);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&tfs);
+    PyBuffer_Release(&word_of);
+    PyBuffer_Release(&idfs);
+    PyBuffer_Release(&norms);
+    if (error != NULL) {
+        PyErr_SetString(PyExc_ValueError, error);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"decode_list", decode_list, METH_VARARGS,
      "decode_list(raw, magic, decompress, with_values=False)\n"
@@ -1657,6 +1716,9 @@ static PyMethodDef methods[] = {
     {"add_scores", add_scores, METH_VARARGS,
      "add_scores(total, seen, offset, ids, tfs, norms, idf, k1, boost) -> None\n\n"
      "A piece of a word's postings added to a query's scores; see topdocs._add_term."},
+    {"add_word_scores", add_word_scores, METH_VARARGS,
+     "add_word_scores(total, seen, ids, tfs, word_of, idfs, norms, k1, boost) -> None\n\n"
+     "A prefix's postings added to its scores; see topdocs._pattern_scores."},
     {"position_table", position_table, METH_VARARGS,
      "position_table(values) -> (owners, positions), int64 bytes each\n\n"
      "Every position of Whoosh's encoded position lists; see masks._position_table."},

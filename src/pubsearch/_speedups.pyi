@@ -59,6 +59,17 @@ def doc_postings_ids(
     fieldboost: float,
 ) -> tuple[int, list[str], bytes, bytes, bytes, bytes, int, int, bytes]: ...
 def position_table(values: list[bytes]) -> tuple[bytes, bytes]: ...
+def add_word_scores(
+    total: Buffer,
+    seen: Buffer,
+    ids: Buffer,
+    tfs: Buffer,
+    word_of: Buffer,
+    idfs: Buffer,
+    norms: Buffer,
+    k1: float,
+    boost: float,
+) -> None: ...
 def add_scores(
     total: Buffer,
     seen: Buffer,

@@ -37,6 +37,7 @@ from pubsearch.facets import BoolArray, IntArray
 from pubsearch.masks import (
     DocumentSet,
     FloatArray,
+    PatternPostings,
     numeric_terms,
     pattern_postings,
     phrase_docs,
@@ -312,31 +313,58 @@ def _pattern_scores(
     matched = np.zeros(size, dtype=np.bool_)
     if not len(found.words):
         return matched, np.zeros(size, dtype=np.float64)
-    matched[found.ids] = True
     fieldname = q.fieldname
+    compiled = speedups.active()
+    if (
+        compiled is not None
+        and searcher.schema[fieldname].scorable
+        and found.ids.dtype == np.int64
+        and found.weights.dtype == np.float64
+        and found.word_of.dtype == np.int32
+    ):
+        idfs, norms, k1 = _pattern_weights(searcher, weighting, found, fieldname, lengths)
+        if norms is None:
+            return None
+        scores = np.zeros(size, dtype=np.float64)
+        # What the rest of this function does, each posting in one pass, in order.
+        compiled.add_word_scores(
+            scores, matched, found.ids, found.weights, found.word_of, idfs, norms, k1, q.boost
+        )
+        return matched, scores
+    matched[found.ids] = True
     if not searcher.schema[fieldname].scorable:
         # A field without lengths (subject:): Whoosh's score is the posting's weight.
         term = found.weights
     else:
-        # Each word's document frequency is the length of its posting list.
-        dfs = np.bincount(found.word_of, minlength=len(found.words))
-        idf_array = getattr(weighting, "idf_array", None)
-        if idf_array is not None:
-            idfs = idf_array(searcher.doc_count_all(), dfs)
-        else:
-            idfs = np.array([searcher.idf(fieldname, w) for w in found.words], dtype=np.float64)
-        tfs = found.weights
-        b = w3format.bm25_b(weighting, searcher, fieldname, found.words[0])
-        if b is None:
+        idfs, all_norms, k1 = _pattern_weights(searcher, weighting, found, fieldname, lengths)
+        if all_norms is None:
             return None
-        k1 = weighting.K1
+        tfs = found.weights
         # scoring.bm25, operation for operation, for every posting of every word.
-        norms = _length_norms(searcher, lengths, fieldname, k1, b)[found.ids]
-        term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + norms))
+        term = idfs[found.word_of] * ((tfs * (k1 + 1)) / (tfs + all_norms[found.ids]))
     if q.boost != 1.0:
         term = term * q.boost
     scores = np.bincount(found.ids, weights=term, minlength=size).astype(np.float64, copy=False)
     return matched, scores
+
+
+def _pattern_weights(
+    searcher: Any, weighting: Any, found: PatternPostings, fieldname: str, lengths: Lengths
+) -> tuple[FloatArray, FloatArray | None, float]:
+    """A pattern's words' idfs, each document's length part of BM25 (None when the
+    weighting model keeps no B for the field) and K1."""
+    # Each word's document frequency is the length of its posting list.
+    dfs = np.bincount(found.word_of, minlength=len(found.words))
+    idf_array = getattr(weighting, "idf_array", None)
+    if idf_array is not None:
+        idfs = idf_array(searcher.doc_count_all(), dfs)
+    else:
+        idfs = np.array([searcher.idf(fieldname, w) for w in found.words], dtype=np.float64)
+    b = w3format.bm25_b(weighting, searcher, fieldname, found.words[0])
+    k1 = float(weighting.K1)
+    if b is None:
+        return idfs, None, k1
+    return idfs, _length_norms(searcher, lengths, fieldname, k1, b), k1
 
 
 def _joined_scores(
