@@ -340,24 +340,26 @@ def _kept_pieces(
     held = _recent().get((id(reader), fieldname, text))
     if held is not None and held[0] is reader:
         return None
+    if _LONG_LISTS.get((segments_key(reader), fieldname, text)) is not None:
+        return None
     rows = term_rows(reader, fieldname, text)
     if rows is None:
         return None
     leaves = reader.leaf_readers()
     pieces = []
     unkept = 0
+    kept_somewhere = False
     for number, row in rows:
         segment, offset = leaves[number]
-        if not w3format.keeps_list(segment, fieldname, text):
+        if w3format.keeps_list(segment, fieldname, text):
+            kept_somewhere = True
+        else:
             unkept += w3format.row_doc_frequency(row)
             if unkept > _UNKEPT_POSTINGS:
                 return None
         pieces.append((segment, offset, row))
-    if unkept == sum(w3format.row_doc_frequency(row) for _, row in rows):
-        return None  # kept nowhere: a rare word, read once and kept for the next use
-    if _LONG_LISTS.get((segments_key(reader), fieldname, text)) is not None:
-        return None
-    return pieces
+    # A word kept nowhere is a rare one: read once, and kept for the next use.
+    return pieces if kept_somewhere else None
 
 
 def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:

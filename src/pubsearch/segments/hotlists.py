@@ -7,10 +7,11 @@ word in a third of the abstracts that is 32 bytes inflated per posting, and a qu
 many common words (a pasted paragraph) inflates hundreds of megabytes at a million
 records. The few hundred words of a segment that are in more than one document in
 :data:`SHARE` (three quarters of its postings) are written again when the segment is
-written, in ``<segment id>.hot.npz``: per field, the words (sorted), and for each its
-document numbers (``uint16`` when the segment has at most 65,536 documents) and weights
-(``uint8``: a word whose weights are not whole numbers from 1 to 255 is left out). The file
-is mapped, not read, so a list costs a slice and a conversion.
+written, in ``<segment id>.hot.npz``: per field, the words (sorted, each with its row of
+the segment's terms table), and for each its document numbers (a bitmap for a list of more
+than one document in :data:`DENSE`, else ``uint16`` when the segment has at most 65,536
+documents) and weights (``uint8``: a word whose weights are not whole numbers from 1 to 255
+is left out). The file is mapped, not read, so a list costs a slice and a conversion.
 
 The file is a cache of what the segment holds, never the only copy: a segment without
 one (written by Whoosh's own writer, or by an older pubsearch) is read from its blocks,
@@ -89,21 +90,18 @@ def select(
     long = np.flatnonzero(lengths >= threshold(doc_count))
     if not len(long):
         return None
-    # Whole-number weights from 1 to 255 only: any other list is left to the blocks.
-    fit = []
-    for i in long:
-        w = weights[order[starts[i] : ends[i]]]
-        if bool(((w >= 1) & (w <= 255) & (w == np.round(w))).all()):
-            fit.append(int(i))
-    if not fit:
-        return None
     id_type = np.uint16 if doc_count <= 1 << 16 else np.uint32
     row = (doc_count + 7) // 8
+    fit: list[int] = []
     sparse_ids, bitmaps, kept_weights = [], [], []
     id_ends, kept_ends = [], []
     id_total = posting_total = 0
-    for k in fit:
+    for k in long:
         postings = order[starts[k] : ends[k]]
+        w = weights[postings]
+        if not bool(((w >= 1) & (w <= 255) & (w == np.round(w))).all()):
+            continue  # whole-number weights from 1 to 255 only: the rest stay in blocks
+        fit.append(int(k))
         docs = docnums[postings]
         if len(docs) * DENSE > doc_count:
             flags = np.zeros(row * 8, dtype=np.bool_)
@@ -112,10 +110,12 @@ def select(
         else:
             sparse_ids.append(docs.astype(id_type))
             id_total += len(docs)
-        kept_weights.append(weights[postings].astype(np.uint8))
+        kept_weights.append(w.astype(np.uint8))
         posting_total += len(docs)
         id_ends.append(id_total)
         kept_ends.append(posting_total)
+    if not fit:
+        return None
     return FieldLists(
         texts=np.array([texts[k] for k in fit], dtype=np.bytes_),
         rows=np.zeros((0, 0), dtype=np.uint8),  # (see with_rows)
@@ -185,8 +185,8 @@ class HotLists:
                 or dense * self._row != len(lists.bits)
             ):
                 raise ValueError(f"{fieldname}: kept lists that do not fit together")
-            # Where each list's bitmap starts (for the lists kept as one).
             self._fields[fieldname] = lists
+        # Which bitmap of its field each list kept as one is (a list with no numbers).
         self._bit_rows = {
             name: np.cumsum(np.diff(lists.id_ends, prepend=0) == 0) - 1
             for name, lists in self._fields.items()
@@ -199,15 +199,22 @@ class HotLists:
         found = self._find(fieldname, text)
         if found is None:
             return False
-        lists, i = found
+        docs = self._docs(fieldname, *found)
+        if docs.dtype == np.bool_:
+            out |= docs
+        else:
+            out[docs] = True
+        return True
+
+    def _docs(self, fieldname: str, lists: FieldLists, i: int) -> npt.NDArray[Any]:
+        """List ``i``'s documents: its numbers as stored, or, for a list kept as a bitmap,
+        a flag per document of the segment (an array of booleans)."""
         id_start, id_end = (int(lists.id_ends[i - 1]) if i else 0), int(lists.id_ends[i])
         if id_end > id_start:
-            out[lists.ids[id_start:id_end]] = True
-        else:
-            at = int(self._bit_rows[fieldname][i]) * self._row
-            bits = np.unpackbits(lists.bits[at : at + self._row], count=len(out))
-            out |= bits.view(np.bool_)
-        return True
+            return lists.ids[id_start:id_end]
+        at = int(self._bit_rows[fieldname][i]) * self._row
+        bits = np.unpackbits(lists.bits[at : at + self._row], count=self._count)
+        return bits.view(np.bool_)
 
     def _find(self, fieldname: str, text: bytes) -> tuple[FieldLists, int] | None:
         lists = self._fields.get(fieldname)
@@ -233,15 +240,10 @@ class HotLists:
             return None
         lists, i = found
         start, end = (int(lists.ends[i - 1]) if i else 0), int(lists.ends[i])
-        id_start, id_end = (int(lists.id_ends[i - 1]) if i else 0), int(lists.id_ends[i])
-        if id_end > id_start:
-            ids = lists.ids[id_start:id_end].astype(np.int64)
-        else:
-            at = int(self._bit_rows[fieldname][i]) * self._row
-            bits = np.unpackbits(lists.bits[at : at + self._row], count=self._count)
-            ids = np.flatnonzero(bits.view(np.bool_))
+        docs = self._docs(fieldname, lists, i)
+        ids = np.flatnonzero(docs) if docs.dtype == np.bool_ else docs.astype(np.int64)
         if len(ids) != end - start:
-            raise ValueError(f"{fieldname}: a kept list of {end - start} postings has {len(ids)}")
+            return None  # a damaged bitmap: the segment's blocks are read instead
         return ids, lists.weights[start:end].astype(np.float64)
 
 

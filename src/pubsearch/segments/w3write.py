@@ -184,7 +184,8 @@ def write_postings(
             terms.add(keyprefix, texts, infos)
             if wanted:
                 rows.update((t, info) for t, info in zip(texts, infos, strict=True) if t in wanted)
-        if kept is not None and lists is not None and (lists := hotlists.with_rows(lists, rows)):
+        if lists is not None and (lists := hotlists.with_rows(lists, rows)) is not None:
+            assert kept is not None  # (lists are only selected for it)
             kept[fieldname] = lists
     terms.finish()
     if postfile.tell() != pos:
