@@ -729,6 +729,19 @@ def test_young_objects_collected_after_each_full_segment(tmp_path: Path) -> None
     assert generations == [0, 0]  # after the two full segments; none by itself
 
 
+def test_freed_memory_handed_back_after_each_full_segment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pubsearch import memory
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "trim", lambda: trims.append(len(trims)) or True)
+    ix = storage.create_index(tmp_path)
+    segments = segment_writer.write_segments(ix, iter(_docs()[:5]), 2)
+    assert len(segments) == 3
+    assert trims == [0, 1]  # after the two full segments
+
+
 def test_write_documents_reads_with_the_collector_off(tmp_path: Path) -> None:
     seen: list[bool] = []
 

@@ -248,6 +248,24 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
     assert _by_label(saved) == _by_label(fresh)
 
 
+def test_a_segments_parts_are_packed_and_join_back_into_its_table() -> None:
+    """What a writer sends back holds its labels and keys as packed bytes, not as lists of
+    strings (a build's processes hold one per segment), and joins back into the table."""
+    per_doc = [["C. Balázs", "A. Ng"], [], ["c. balazs"], ["Zoë Lee", "A. Ng", ""]]
+    table = facets.MultiValued.from_values(per_doc)
+    parts = table.parts()
+    assert isinstance(parts.labels, bytes) and isinstance(parts.keys, bytes)
+    assert parts.count == len(table.labels) == 4
+    joined = facets.MultiValued.joined([parts, parts])
+    assert list(joined.labels) == list(table.labels)
+    assert dict(joined.ids_by_key) == dict(table.ids_by_key)
+    assert np.array_equal(joined.value_ids, np.concatenate([table.value_ids] * 2))
+    assert np.array_equal(joined.offsets[: len(table.offsets)], table.offsets)
+    broken = replace(parts, count=3)
+    with pytest.raises(ValueError, match="do not match their count"):
+        facets.MultiValued.joined([broken])
+
+
 def test_a_table_joined_from_no_segments_is_empty() -> None:
     table = FacetTable.from_segments([])
     assert table.size == 0 and list(table.authors.labels) == [] and len(table.years) == 0

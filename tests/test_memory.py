@@ -72,3 +72,7 @@ def test_a_busy_process_is_trimmed_and_an_idle_one_is_not() -> None:
     assert trimmer.trims == 1
     time.sleep(0.1)
     assert trimmer.trims == 1  # once for each time it was used
+
+
+def test_trim_now_says_whether_it_could() -> None:
+    assert memory.trim() is GLIBC

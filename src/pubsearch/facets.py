@@ -30,8 +30,21 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 
-# A multi-valued facet's table in parts: labels, their folded keys, offsets, value ids.
-ValueParts = tuple[Sequence[str], list[str], IntArray, Int32Array]
+
+@dataclass(frozen=True)
+class ValueParts:
+    """A multi-valued facet's table for one segment, as its writer sends it back: the
+    labels and their folded keys packed (each UTF-8, joined by VALUE_SEP), offsets and
+    value ids. Packed, the labels and keys of 30,000 records' authors take 3 MB rather
+    than the 17 MB of two lists of strings, which a build's processes would hold for
+    every segment until the table is joined (docs/growth.md)."""
+
+    labels: bytes
+    keys: bytes
+    count: int
+    offsets: IntArray
+    value_ids: Int32Array
+
 
 FACETS_FILE = "facets.npz"
 # A document's citation count when its source gave none.
@@ -171,9 +184,15 @@ class MultiValued:
         }
 
     def parts(self) -> ValueParts:
-        """This table as :meth:`joined` takes it: labels, their keys, offsets, value ids."""
+        """This table as :meth:`joined` takes it."""
         keys = _keys_in_id_order(self.ids_by_key, len(self.labels))
-        return self.labels, keys, self.offsets, self.value_ids
+        return ValueParts(
+            labels=_pack_text(self.labels),
+            keys=_pack_text(keys),
+            count=len(self.labels),
+            offsets=self.offsets,
+            value_ids=self.value_ids,
+        )
 
     @classmethod
     def joined(cls, parts: list[ValueParts]) -> MultiValued:
@@ -189,7 +208,9 @@ class MultiValued:
         ids_by_key: dict[str, int] = {}
         lengths: list[IntArray] = []
         value_ids: list[Int32Array] = []
-        for part_labels, part_keys, offsets, part_ids in parts:
+        for part in parts:
+            part_labels = _unpack_text(part.labels, part.count)
+            part_keys = _unpack_text(part.keys, part.count)
             remap: list[int] = []
             for label, key in zip(part_labels, part_keys, strict=True):
                 vid = ids_by_key.get(key)
@@ -197,8 +218,8 @@ class MultiValued:
                     vid = ids_by_key[key] = len(labels)
                     labels.append(label)
                 remap.append(vid)
-            lengths.append(np.diff(offsets))
-            value_ids.append(np.asarray(remap, dtype=np.int32)[part_ids])
+            lengths.append(np.diff(part.offsets))
+            value_ids.append(np.asarray(remap, dtype=np.int32)[part.value_ids])
         if not parts:
             return cls.from_values([])
         offsets = np.zeros(sum(map(len, lengths)) + 1, dtype=np.int64)
@@ -449,15 +470,23 @@ def _live(reader: IndexReader) -> BoolArray:
     return live
 
 
-def _pack_strings(values: Any) -> npt.NDArray[np.uint8]:
-    return np.frombuffer(VALUE_SEP.join(values).encode("utf-8"), dtype=np.uint8)
+def _pack_text(values: Any) -> bytes:
+    return VALUE_SEP.join(values).encode("utf-8")
 
 
-def _unpack_strings(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
-    values = packed.tobytes().decode("utf-8").split(VALUE_SEP) if count else []
+def _unpack_text(packed: bytes, count: int) -> list[str]:
+    values = packed.decode("utf-8").split(VALUE_SEP) if count else []
     if len(values) != count:
         raise ValueError("saved facet strings do not match their count")
     return values
+
+
+def _pack_strings(values: Any) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(_pack_text(values), dtype=np.uint8)
+
+
+def _unpack_strings(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
+    return _unpack_text(packed.tobytes(), count)
 
 
 class _SavedLabels(Sequence[str]):

@@ -5,8 +5,8 @@ when it is answered. glibc keeps what its threads free in their arenas, and rais
 from which it maps an allocation on its own after each large one is freed, so that the next
 ones come from the arenas: a server's processes kept growing during a request mix while
 the memory Python had allocated stayed flat (docs/growth.md). A server process asks glibc
-to hand free pages back (``malloc_trim``) once a second while requests come in. Elsewhere
-than glibc, nothing is done.
+to hand free pages back (``malloc_trim``) once a second while requests come in; a build's
+worker, after each segment it writes (:func:`trim`). Elsewhere than glibc, nothing is done.
 """
 
 from __future__ import annotations
@@ -29,6 +29,16 @@ def _malloc_trim() -> Callable[[], object] | None:
     function.argtypes = [ctypes.c_size_t]
     function.restype = ctypes.c_int
     return lambda: function(0)
+
+
+def trim() -> bool:
+    """Hand the memory freed so far back to the system, now; False where that cannot be
+    done."""
+    function = _malloc_trim()
+    if function is None:
+        return False
+    function()
+    return True
 
 
 class Trimmer:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy
 
-from pubsearch import gcpause, speedups
+from pubsearch import gcpause, memory, speedups
 from pubsearch.analysis import IndexWords
 from pubsearch.segments import w3format, w3write
 from pubsearch.segments.docpostings import (
@@ -365,7 +365,9 @@ def write_segments(
 
     The garbage collector is paused (see :mod:`pubsearch.gcpause`) but for the young
     objects after each segment, so that cycles, were there any, would not outlive it (a
-    segment of 30,000 records left 30 objects for it).
+    segment of 30,000 records left 30 objects for it). After each segment, the memory
+    its writer freed is handed back to the system (:func:`pubsearch.memory.trim`), which
+    glibc would otherwise keep in its arenas for the rest of the build.
     """
     segments: list[Any] = []
     writer: BulkWriter | None = None
@@ -381,6 +383,7 @@ def write_segments(
                     segments.append(writer.finish_segment(summarize, summaries))
                     writer, count = None, 0
                     gc.collect(0)
+                    memory.trim()
             if writer is not None:
                 segments.append(writer.finish_segment(summarize, summaries))
                 writer = None
