@@ -278,3 +278,44 @@ def test_the_terms_table_is_read_as_whoosh_reads_it(tmp_path: Path) -> None:
                 mp.setattr(w3format, "_ITEMS_READ", 64)
                 assert list(w3format._items_from(opened, tindex, items[0][0])) == items
     ix.close()
+
+
+@pytest.mark.speedups
+@pytest.mark.parametrize(
+    ("fieldname", "pattern"),
+    [("content", "t"), ("content", "co"), ("title", "l"), ("author", "w"), ("content", "zzq")],
+)
+def test_a_prefix_read_in_c_is_what_python_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, low_bound: None, fieldname: str, pattern: str
+) -> None:
+    """A prefix's words and lists, scanned and decoded in C a run of lists at a time
+    between the kept ones, are those the word-by-word reading gives."""
+    from pubsearch import speedups
+
+    compiled = speedups.active()
+    assert compiled is not None
+    ix, reader = _segments(_build(tmp_path, workers=2))
+    kept_words = 0
+    try:
+        for segment, _ in reader.leaf_readers():
+            opened = w3format._opened(segment)
+            in_c = w3format._prefix_postings_in_c(
+                segment, opened, fieldname, pattern.encode(), None, compiled
+            )
+            monkeypatch.setattr(speedups, "active", lambda: None)
+            plain = w3format.prefix_postings(segment, fieldname, pattern, None)
+            monkeypatch.setattr(speedups, "active", lambda: compiled)
+            assert plain is not None
+            assert in_c.words == plain.words
+            assert in_c.counts.tolist() == plain.counts.tolist()
+            assert np.array_equal(in_c.ids, plain.ids)
+            assert np.array_equal(in_c.weights, plain.weights)
+            if opened.kept is not None:
+                kept_words += sum(
+                    opened.kept.get(fieldname, w.encode()) is not None for w in in_c.words
+                )
+    finally:
+        reader.close()
+        ix.close()
+    if pattern != "zzq":
+        assert kept_words  # runs of lists on either side of kept ones

@@ -1417,32 +1417,19 @@ pkr_values(PkReader *r, PyObject *out, Py_ssize_t count)
     return 0;
 }
 
-/* Every block of one W3 posting list (the bytes of the postings file from its magic on):
- * the document numbers (each block's deltas summed) and the weights, as int64 and float64
- * bytes. `decompress` is zlib.decompress, for blocks stored compressed. */
-static PyObject *
-decode_list(PyObject *module, PyObject *args)
+/* Every block of one W3 posting list (the `n` bytes at `p`: the postings file from the
+ * list's magic on): its document numbers (each block's deltas summed) and weights appended
+ * to `ids` and `weights` as int64 and float64, and with `values` (a list), its values as
+ * bytes. `numbers` is scratch space. `decompress` is zlib.decompress, for blocks stored
+ * compressed. 0 when read; -1 for an encoding this code does not read (no exception
+ * set); -2 with an exception set. */
+static int
+decode_blocks(const unsigned char *p, Py_ssize_t n, const char *magic, Py_ssize_t magic_len,
+              PyObject *decompress, Buf *ids, Buf *weights, Buf *numbers, PyObject *values)
 {
-    Py_buffer raw;
-    const char *magic;
-    Py_ssize_t magic_len;
-    PyObject *decompress;
-    int with_values = 0;
-    if (!PyArg_ParseTuple(args, "y*y#O|p", &raw, &magic, &magic_len, &decompress,
-                          &with_values)) {
-        return NULL;
-    }
-    Buf ids = {0}, weights = {0}, numbers = {0};
     PyObject *inflated = NULL;
-    PyObject *values = with_values ? PyList_New(0) : NULL;
-    if (with_values && values == NULL) {
-        PyBuffer_Release(&raw);
-        return NULL;
-    }
-    const unsigned char *p = raw.buf;
-    Py_ssize_t n = raw.len;
     if (n < magic_len || memcmp(p, magic, (size_t)magic_len) != 0) {
-        goto unexpected;
+        return -1;
     }
     Py_ssize_t at = magic_len;
     int last = 0;
@@ -1461,16 +1448,16 @@ decode_list(PyObject *module, PyObject *args)
         /* The block's info: (postings, last id, highest weight, compression, lengths) */
         PkReader info = {p + at, 0, length};
         Py_ssize_t fields;
-        numbers.len = 0;
+        numbers->len = 0;
         pkr_header(&info);
-        int got = pkr_numbers(&info, &numbers, &fields);
+        int got = pkr_numbers(&info, numbers, &fields);
         if (got == -2) {
             goto fail;
         }
         if (got != 0 || fields != 6 || info.at >= info.n || info.p[info.at] != '.') {
             goto unexpected;
         }
-        double *row = (double *)numbers.data;
+        double *row = (double *)numbers->data;
         if (row[0] < 1 || row[0] > 1e9) {
             goto unexpected;
         }
@@ -1489,36 +1476,37 @@ decode_list(PyObject *module, PyObject *args)
             data.n = PyBytes_GET_SIZE(inflated);
         }
         pkr_header(&data);
-        numbers.len = 0;
+        numbers->len = 0;
         Py_ssize_t found;
-        got = pkr_numbers(&data, &numbers, &found);
+        got = pkr_numbers(&data, numbers, &found);
         if (got == -2) {
             goto fail;
         }
         if (got != 0 || found != count) {
             goto unexpected;
         }
+        if (buf_reserve(ids, count * 8) < 0 || buf_reserve(weights, count * 8) < 0) {
+            goto fail;
+        }
         int64_t doc = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
-            doc += (int64_t)((double *)numbers.data)[i];
-            if (buf_put(&ids, &doc, 8) < 0) {
-                goto fail;
-            }
+            doc += (int64_t)((double *)numbers->data)[i];
+            buf_put(ids, &doc, 8); /* reserved above */
         }
         /* weights: None (all 1), one number (all the same) or a tuple of them */
         if (data.at >= data.n) {
             goto unexpected;
         }
-        numbers.len = 0;
+        numbers->len = 0;
         if (data.p[data.at] == 'N') {
             got = 1; /* None: every weight 1 */
             data.at += 1;
             double one = 1.0;
-            if (buf_put(&numbers, &one, 8) < 0) {
+            if (buf_put(numbers, &one, 8) < 0) {
                 goto fail;
             }
         } else {
-            got = pkr_numbers(&data, &numbers, &found);
+            got = pkr_numbers(&data, numbers, &found);
             if (got == -2) {
                 goto fail;
             }
@@ -1528,12 +1516,10 @@ decode_list(PyObject *module, PyObject *args)
         }
         for (Py_ssize_t i = 0; i < count; i++) {
             /* a tuple: its own weight each; one number (or None): the same for all */
-            double *weight = (double *)numbers.data + (got == 0 ? i : 0);
-            if (buf_put(&weights, weight, 8) < 0) {
-                goto fail;
-            }
+            double *weight = (double *)numbers->data + (got == 0 ? i : 0);
+            buf_put(weights, weight, 8); /* reserved above */
         }
-        if (with_values) {
+        if (values != NULL) {
             got = pkr_values(&data, values, count);
             if (got == -2) {
                 goto fail;
@@ -1546,30 +1532,206 @@ decode_list(PyObject *module, PyObject *args)
         at += length;
     }
     if (at != n) {
-        goto unexpected;
+        return -1;
     }
-    PyObject *result =
-        with_values
-            ? Py_BuildValue("(y#y#O)", ids.data ? ids.data : "", ids.len,
-                            weights.data ? weights.data : "", weights.len, values)
-            : Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
-                            weights.data ? weights.data : "", weights.len);
+    return 0;
+unexpected:
+    Py_XDECREF(inflated);
+    return -1;
+fail:
+    Py_XDECREF(inflated);
+    return -2;
+}
+
+/* One W3 posting list (the bytes of the postings file from its magic on): the document
+ * numbers and the weights, as int64 and float64 bytes, and with `with_values`, the
+ * values (a list of bytes). */
+static PyObject *
+decode_list(PyObject *module, PyObject *args)
+{
+    Py_buffer raw;
+    const char *magic;
+    Py_ssize_t magic_len;
+    PyObject *decompress;
+    int with_values = 0;
+    if (!PyArg_ParseTuple(args, "y*y#O|p", &raw, &magic, &magic_len, &decompress,
+                          &with_values)) {
+        return NULL;
+    }
+    Buf ids = {0}, weights = {0}, numbers = {0};
+    PyObject *result = NULL;
+    PyObject *values = with_values ? PyList_New(0) : NULL;
+    if (!with_values || values != NULL) {
+        int got = decode_blocks(raw.buf, raw.len, magic, magic_len, decompress, &ids,
+                                &weights, &numbers, values);
+        if (got == -1) {
+            PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
+        } else if (got == 0) {
+            result = with_values
+                         ? Py_BuildValue("(y#y#O)", ids.data ? ids.data : "", ids.len,
+                                         weights.data ? weights.data : "", weights.len, values)
+                         : Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
+                                         weights.data ? weights.data : "", weights.len);
+        }
+    }
     Py_XDECREF(values);
     buf_free(&ids);
     buf_free(&weights);
     buf_free(&numbers);
     PyBuffer_Release(&raw);
     return result;
-unexpected:
-    PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
-fail:
-    Py_XDECREF(values);
-    Py_XDECREF(inflated);
+}
+
+/* Many W3 posting lists lying in `joined` (list i: the `lengths[i]` bytes from
+ * `starts[i]`, int64 each): all their document numbers and weights, one list after
+ * another (int64 and float64 bytes), and each list's number of postings (int64 bytes).
+ * ValueError for a list this code does not read: the caller reads them otherwise. */
+static PyObject *
+decode_lists(PyObject *module, PyObject *args)
+{
+    Py_buffer joined, starts, lengths;
+    const char *magic;
+    Py_ssize_t magic_len;
+    PyObject *decompress;
+    if (!PyArg_ParseTuple(args, "y*y*y*y#O", &joined, &starts, &lengths, &magic, &magic_len,
+                          &decompress)) {
+        return NULL;
+    }
+    Buf ids = {0}, weights = {0}, numbers = {0}, counts = {0};
+    PyObject *result = NULL;
+    Py_ssize_t lists = starts.len / 8;
+    int got = 0;
+    if (starts.len % 8 || lengths.len != starts.len) {
+        got = -1;
+    }
+    const int64_t *start = (const int64_t *)starts.buf;
+    const int64_t *length = (const int64_t *)lengths.buf;
+    for (Py_ssize_t i = 0; i < lists && got == 0; i++) {
+        if (start[i] < 0 || length[i] < 0 || start[i] + length[i] > joined.len) {
+            got = -1;
+            break;
+        }
+        Py_ssize_t before = ids.len;
+        got = decode_blocks((const unsigned char *)joined.buf + start[i], length[i], magic,
+                            magic_len, decompress, &ids, &weights, &numbers, NULL);
+        int64_t count = (int64_t)((ids.len - before) / 8);
+        if (got == 0 && buf_put(&counts, &count, 8) < 0) {
+            got = -2;
+        }
+    }
+    if (got == -1) {
+        PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
+    } else if (got == 0) {
+        result = Py_BuildValue("(y#y#y#)", ids.data ? ids.data : "", ids.len,
+                               weights.data ? weights.data : "", weights.len,
+                               counts.data ? counts.data : "", counts.len);
+    }
     buf_free(&ids);
     buf_free(&weights);
     buf_free(&numbers);
-    PyBuffer_Release(&raw);
-    return NULL;
+    buf_free(&counts);
+    PyBuffer_Release(&joined);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&lengths);
+    return result;
+}
+
+static uint64_t
+be_uint(const unsigned char *p, int size)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+/* The items of a W3 terms table (an OrderedHashReader's: key length and value length as
+ * big-endian int32, the key, the value) in `table` from `pos` on, while their keys start
+ * with `start` (a field's number, then a word's first bytes): for each, its word (the key
+ * after its first `field_size` bytes, as str), and from its row (W3TermInfo: statistics
+ * of `stats_size` bytes, then the list's offset, 8 bytes, and length, 4), its document
+ * frequency, offset and length. Returns (pos after the last item read, whether an item
+ * not starting so was reached, words, frequencies, offsets, lengths; int64 bytes each).
+ * Stops at the end of `table` or before an item that does not lie whole in it.
+ * ValueError for a row with its postings inline (the caller reads the table otherwise). */
+static PyObject *
+scan_terms(PyObject *module, PyObject *args)
+{
+    Py_buffer table;
+    Py_ssize_t pos, field_size, stats_size;
+    const char *start;
+    Py_ssize_t start_len;
+    if (!PyArg_ParseTuple(args, "y*ny#nn", &table, &pos, &start, &start_len, &field_size,
+                          &stats_size)) {
+        return NULL;
+    }
+    const unsigned char *p = table.buf;
+    Py_ssize_t n = table.len;
+    Buf dfs = {0}, offsets = {0}, lengths = {0};
+    PyObject *words = PyList_New(0);
+    PyObject *result = NULL;
+    const char *error = NULL;
+    int done = 0;
+    if (words == NULL) {
+        goto end;
+    }
+    if (pos < 0 || field_size < 0 || field_size > start_len || stats_size < 9) {
+        error = "bad arguments";
+        goto end;
+    }
+    while (pos + 8 <= n) {
+        int64_t keylen = (int32_t)be_uint(p + pos, 4);
+        int64_t datalen = (int32_t)be_uint(p + pos + 4, 4);
+        if (keylen < 0 || datalen < 0) {
+            error = "a damaged terms table";
+            goto end;
+        }
+        if (pos + 8 + keylen + datalen > n) {
+            break;
+        }
+        const unsigned char *key = p + pos + 8;
+        const unsigned char *row = key + keylen;
+        if (keylen < start_len || memcmp(key, start, (size_t)start_len) != 0) {
+            done = 1;
+            break;
+        }
+        if (datalen < stats_size + 12 || row[0] != 0) {
+            error = "postings kept in the terms table";
+            goto end;
+        }
+        PyObject *word = PyUnicode_DecodeUTF8((const char *)key + field_size,
+                                              keylen - field_size, "strict");
+        if (word == NULL) {
+            goto end;
+        }
+        int failed = PyList_Append(words, word);
+        Py_DECREF(word);
+        if (failed) {
+            goto end;
+        }
+        int64_t df = (int64_t)be_uint(row + 5, 4);
+        int64_t offset = (int64_t)be_uint(row + stats_size, 8);
+        int64_t length = (int64_t)be_uint(row + stats_size + 8, 4);
+        if (buf_put(&dfs, &df, 8) < 0 || buf_put(&offsets, &offset, 8) < 0 ||
+            buf_put(&lengths, &length, 8) < 0) {
+            goto end;
+        }
+        pos += 8 + keylen + datalen;
+    }
+    result = Py_BuildValue("(niOy#y#y#)", pos, done, words, dfs.data ? dfs.data : "", dfs.len,
+                           offsets.data ? offsets.data : "", offsets.len,
+                           lengths.data ? lengths.data : "", lengths.len);
+end:
+    if (error != NULL) {
+        PyErr_SetString(PyExc_ValueError, error);
+    }
+    Py_XDECREF(words);
+    buf_free(&dfs);
+    buf_free(&offsets);
+    buf_free(&lengths);
+    PyBuffer_Release(&table);
+    return result;
 }
 
 /* -- scores, for ranking (topdocs._add_term) ------------------------------------------ */
@@ -1713,6 +1875,14 @@ static PyMethodDef methods[] = {
      "decode_list(raw, magic, decompress, with_values=False)\n"
      "    -> (ids, weights[, values]), int64 and float64 bytes[, a list of bytes]\n\n"
      "A W3 posting list's document numbers, weights and values; see w3format.raw_list."},
+    {"decode_lists", decode_lists, METH_VARARGS,
+     "decode_lists(joined, starts, lengths, magic, decompress) -> (ids, weights, counts)\n\n"
+     "Many W3 posting lists in one call; see w3format.prefix_postings."},
+    {"scan_terms", scan_terms, METH_VARARGS,
+     "scan_terms(table, pos, start, field_size, stats_size)\n"
+     "    -> (pos, done, words, frequencies, offsets, lengths)\n\n"
+     "A W3 terms table's words from a prefix on, with their rows' figures; see\n"
+     "w3format.prefix_postings."},
     {"add_scores", add_scores, METH_VARARGS,
      "add_scores(total, seen, offset, ids, tfs, norms, idf, k1, boost) -> None\n\n"
      "A piece of a word's postings added to a query's scores; see topdocs._add_term."},

@@ -287,6 +287,34 @@ class _TermsTable:
             yield buffer[i : i + keylen], buffer[i + keylen : i + keylen + datalen]
             pos += size
 
+    def scan(self, pos: int, start: bytes, compiled: Any) -> _Scanned:
+        """The words of the items from position ``pos`` on whose keys start with
+        ``start`` (a field's number, then a prefix), with their lists' document
+        frequencies, offsets and lengths: read :data:`_ITEMS_READ` bytes at a time and
+        scanned in C (``_speedups.scan_terms``). ValueError for items it does not read."""
+        words: list[str] = []
+        pieces: list[tuple[bytes, bytes, bytes]] = []
+        size = _ITEMS_READ
+        stats = W3TermInfo._struct.size
+        while pos < self.end:
+            buffer = self._read(pos, size)
+            used, done, found, dfs, offsets, lengths = compiled.scan_terms(
+                buffer, 0, start, _FIELD_NUMBER_SIZE, stats
+            )
+            words += found
+            pieces.append((dfs, offsets, lengths))
+            if done:
+                break
+            if used == 0:  # an item longer than the buffer
+                if len(buffer) >= self.end - pos:
+                    raise ValueError("a terms table's item runs past its end")
+                size = 2 * len(buffer)
+            pos += used
+        return _Scanned(
+            words,
+            *(np.frombuffer(b"".join(p[i] for p in pieces), dtype=np.int64) for i in range(3)),
+        )
+
     def _read(self, pos: int, size: int = 0) -> bytes:
         size = min(max(size, _ITEMS_READ), self.end - pos)
         found = os.pread(self.fd, size, self.base + pos)
@@ -296,6 +324,26 @@ class _TermsTable:
 
 
 _ITEMS_READ = 64 * 1024
+_FIELD_NUMBER_SIZE = 2  # a whoosh3 term's key: the field's number (unsigned short), the term
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    """Words of a terms table (see :meth:`_TermsTable.scan`) and, for each, its posting
+    list's document frequency, offset and length in the postings file."""
+
+    words: list[str]
+    frequencies: IntArray
+    offsets: IntArray
+    lengths: IntArray
+
+    def only(self, keep: IntArray) -> _Scanned:
+        return _Scanned(
+            [self.words[i] for i in keep.tolist()],
+            self.frequencies[keep],
+            self.offsets[keep],
+            self.lengths[keep],
+        )
 _OPENED: weakref.WeakKeyDictionary[Any, _SegmentFiles] = weakref.WeakKeyDictionary()
 _OPENED_LOCK = threading.Lock()
 
@@ -515,12 +563,18 @@ def prefix_postings(
     if not isinstance(terms, W3TermsReader) or fieldname not in terms._fieldmap:
         return None
     start = prefix.encode("utf-8")
+    opened = _opened(segment)
+    compiled = speedups.active()
+    if compiled is not None and opened.table is not None:
+        try:
+            return _prefix_postings_in_c(segment, opened, fieldname, start, pattern, compiled)
+        except ValueError:
+            pass  # postings in the terms table, or encoded otherwise: read word by word
     stats = W3TermInfo._struct.size
     words: list[str] = []
     inline: dict[int, tuple[Any, Any]] = {}
     extents: dict[int, tuple[int, int]] = {}
     frequencies: dict[int, int] = {}
-    opened = _opened(segment)
     for key, row in _items_from(opened, terms._tindex, terms._keycoder(fieldname, start)):
         name, tbytes = terms._keydecoder(key)
         if name != fieldname or not tbytes.startswith(start):
@@ -587,6 +641,74 @@ def prefix_postings(
         np.concatenate([i for i, _ in ordered]) if ordered else np.zeros(0, dtype=np.int64),
         np.concatenate([w for _, w in ordered]) if ordered else np.zeros(0, dtype=np.float64),
         np.array([len(i) for i, _ in ordered], dtype=np.int64),
+    )
+
+
+def _prefix_postings_in_c(
+    segment: Any,
+    opened: _SegmentFiles,
+    fieldname: str,
+    start: bytes,
+    pattern: re.Pattern[str] | None,
+    compiled: Any,
+) -> SegmentWords:
+    """:func:`prefix_postings`, each step for all the words at once, in C: the words and
+    their rows scanned from the terms table, the lists decoded in one call for each run
+    of them between those the segment keeps as arrays. ValueError where a step meets
+    what it does not read."""
+    terms = segment._terms
+    key = terms._keycoder(fieldname, start)
+    if len(key) != _FIELD_NUMBER_SIZE + len(start):
+        raise ValueError("not whoosh3's keys")
+    pos = terms._tindex.closest_key_pos(key)
+    assert opened.table is not None
+    scanned = (
+        opened.table.scan(pos, key, compiled)
+        if pos is not None
+        else _Scanned([], *(np.zeros(0, dtype=np.int64) for _ in range(3)))
+    )
+    if pattern is not None:
+        fits = [i for i, word in enumerate(scanned.words) if pattern.fullmatch(word)]
+        scanned = scanned.only(np.array(fits, dtype=np.int64))
+    kept: dict[int, tuple[IntArray, FloatArray]] = {}
+    if opened.kept is not None:
+        long = hotlists.threshold(segment.doc_count_all())
+        for number in np.flatnonzero(scanned.frequencies >= long).tolist():
+            found = opened.kept.get(fieldname, scanned.words[number].encode("utf-8"))
+            if found is not None:
+                kept[number] = found
+    ids: list[IntArray] = []
+    weights: list[FloatArray] = []
+    counts: list[IntArray] = []
+    begin = 0
+    for stop in [*sorted(kept), len(scanned.words)]:
+        if stop > begin:  # the lists of words begin..stop, one after another in the file
+            offsets = scanned.offsets[begin:stop]
+            first = int(offsets[0])
+            end = int(offsets[-1] + scanned.lengths[stop - 1])
+            if np.any(offsets[1:] < offsets[:-1] + scanned.lengths[begin : stop - 1]):
+                raise ValueError("posting lists not in the order of their words")
+            found_ids, found_weights, found_counts = compiled.decode_lists(
+                terms._postfile.get(first, end - first),
+                offsets - first,
+                scanned.lengths[begin:stop],
+                WHOOSH3_HEADER_MAGIC,
+                isal_zlib.decompress,
+            )
+            ids.append(np.frombuffer(found_ids, dtype=np.int64))
+            weights.append(np.frombuffer(found_weights, dtype=np.float64))
+            counts.append(np.frombuffer(found_counts, dtype=np.int64))
+        if stop in kept:
+            kept_ids, kept_weights = kept[stop]
+            ids.append(np.asarray(kept_ids, dtype=np.int64))
+            weights.append(np.asarray(kept_weights, dtype=np.float64))
+            counts.append(np.array([len(kept_ids)], dtype=np.int64))
+        begin = stop + 1
+    return SegmentWords(
+        scanned.words,
+        np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
+        np.concatenate(weights) if weights else np.zeros(0, dtype=np.float64),
+        np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64),
     )
 
 
