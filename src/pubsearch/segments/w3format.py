@@ -344,6 +344,8 @@ class _Scanned:
             self.offsets[keep],
             self.lengths[keep],
         )
+
+
 _OPENED: weakref.WeakKeyDictionary[Any, _SegmentFiles] = weakref.WeakKeyDictionary()
 _OPENED_LOCK = threading.Lock()
 
