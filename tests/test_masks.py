@@ -235,6 +235,7 @@ def test_phrases_match_the_same_with_positions_out_of_order(
         return owners[::-1].copy(), positions[::-1].copy()
 
     matched = 0
+    monkeypatch.setattr(w3format, "phrase_fits", lambda values, slop: None)  # arrays
     with _searcher(index_dir) as searcher:
         reader = searcher.reader()
         for field in ("title", "abstract", "author"):
@@ -243,9 +244,86 @@ def test_phrases_match_the_same_with_positions_out_of_order(
             expected = masks._phrase_docs(reader, field, words, 1)
             monkeypatch.setattr(w3format, "position_table", reversed_table)
             assert masks._phrase_docs(reader, field, words, 1).tolist() == expected.tolist()
-            monkeypatch.undo()
+            monkeypatch.setattr(w3format, "position_table", table)
             matched += len(expected)
     assert matched > 0
+
+
+@pytest.mark.speedups
+@pytest.mark.parametrize("text", ["batch size", "large batch training", "of the", "in the model"])
+@pytest.mark.parametrize("slop", [1, 2, 4])
+def test_phrases_match_the_same_in_c_as_with_arrays(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch, text: str, slop: int
+) -> None:
+    assert speedups.compiled is not None, "the C speedups were not built"
+    matched = 0
+    with _searcher(index_dir) as searcher:
+        reader = searcher.reader()
+        for field in ("title", "abstract", "author"):
+            words = tuple(searcher.schema[field].analyzer.words(text))
+            assert len(words) > 1
+            in_c = masks._phrase_docs(reader, field, words, slop)
+            with monkeypatch.context() as patched:
+                patched.setattr(w3format, "phrase_fits", lambda values, slop: None)
+                with_arrays = masks._phrase_docs(reader, field, words, slop)
+            assert in_c.tolist() == with_arrays.tolist(), field
+            matched += len(in_c)
+    assert matched > 0
+
+
+def _fits_by_definition(positions: list[list[list[int]]], slop: int) -> list[bool]:
+    """For each candidate: some position of each word 1 to ``slop`` after the nearest
+    position before it reached by the word before."""
+    out = []
+    for candidate in range(len(positions[0])):
+        reached = sorted(set(positions[0][candidate]))
+        for word in positions[1:]:
+            kept = []
+            for p in sorted(set(word[candidate])):
+                below = [r for r in reached if r < p]
+                if below and p - below[-1] <= slop:
+                    kept.append(p)
+            reached = kept
+        out.append(bool(reached))
+    return out
+
+
+_POSITIONS = st.lists(st.integers(0, 40), max_size=12)
+
+
+@pytest.mark.speedups
+@given(
+    words=st.integers(2, 4).flatmap(
+        lambda n: st.integers(0, 6).flatmap(
+            lambda c: st.lists(st.lists(_POSITIONS, min_size=c, max_size=c), min_size=n, max_size=n)
+        )
+    ),
+    slop=st.integers(1, 4),
+)
+def test_phrase_fits_in_c_is_its_definition(words: list[list[list[int]]], slop: int) -> None:
+    """Positions in any order, repeated or not, over 255 apart (other pickle opcodes)."""
+    assert speedups.compiled is not None, "the C speedups were not built"
+    fmt = formats.Positions()
+    positions = [[[p * 9 for p in c] for c in word] for word in words]
+    values = [[fmt.encode(c) for c in word] for word in positions]
+    fits = speedups.compiled.phrase_fits(values, slop)
+    assert [bool(b) for b in fits] == _fits_by_definition(positions, slop)
+
+
+@pytest.mark.speedups
+@given(values=st.lists(st.binary(max_size=40), min_size=1, max_size=4))
+def test_phrase_fits_in_c_refuses_damaged_values(values: list[bytes]) -> None:
+    assert speedups.compiled is not None, "the C speedups were not built"
+    fmt = formats.Positions()
+    good = [fmt.encode([1, 300, 70_000]) for _ in values]
+    for given_values in ([values, good], [good, values]):
+        try:
+            fits = speedups.compiled.phrase_fits(given_values, 1)
+        except ValueError:
+            continue
+        assert len(fits) == len(values)
+    with pytest.raises(ValueError, match="one length"):
+        speedups.compiled.phrase_fits([good, good + good], 1)
 
 
 @pytest.mark.parametrize("in_c", [pytest.param(True, marks=pytest.mark.speedups), False])

@@ -1139,11 +1139,65 @@ run_ids(PyObject *module, PyObject *args)
 
 /* -- position lists, for phrase matching (masks._position_table) ------------------------ */
 
+/* The positions of one of Whoosh's encoded position lists (formats.Positions: a 4-byte
+ * count, then a protocol-2 pickle of the list of position deltas, its STOP often cut off)
+ * appended to `out` as int64 (the deltas summed). 0 when read, -1 for anything else (no
+ * exception set), -2 when out of memory. */
+static int
+decode_positions(PyObject *item, Buf *out)
+{
+    if (!PyBytes_Check(item)) {
+        return -1;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(item);
+    Py_ssize_t n = PyBytes_GET_SIZE(item);
+    /* count (4 bytes), PROTO 2, EMPTY_LIST, BINPUT or LONG_BINPUT */
+    if (n < 8 || p[4] != 0x80 || p[5] != 2 || p[6] != ']') {
+        return -1;
+    }
+    Py_ssize_t at = 7;
+    if (p[at] == 'q') {
+        at += 2;
+    } else if (p[at] == 'r') {
+        at += 5;
+    }
+    int64_t position = 0;
+    while (at < n) {
+        unsigned char op = p[at++];
+        int64_t delta;
+        if (op == 'K' && at + 1 <= n) {
+            delta = p[at];
+            at += 1;
+        } else if (op == 'M' && at + 2 <= n) {
+            delta = (int64_t)p[at] | ((int64_t)p[at + 1] << 8);
+            at += 2;
+        } else if (op == 'J' && at + 4 <= n) {
+            /* signed, little-endian, as pickle writes it */
+            uint32_t v = (uint32_t)p[at] | ((uint32_t)p[at + 1] << 8) |
+                         ((uint32_t)p[at + 2] << 16) | ((uint32_t)p[at + 3] << 24);
+            delta = (int32_t)v;
+            at += 4;
+        } else if (op == '(') {
+            continue; /* MARK: pickle appends a long list in batches of 1,000 */
+        } else if (op == 'a' || op == 'e') {
+            continue;
+        } else if (op == '.' && at == n) {
+            break;
+        } else {
+            return -1;
+        }
+        position += delta;
+        if (buf_put(out, &position, 8) < 0) {
+            return -2;
+        }
+    }
+    return 0;
+}
+
 /* Every position of every value of `values` (a list of bytes: Whoosh's encoded position
- * lists, formats.Positions: a 4-byte count, then a protocol-2 pickle of the list of
- * position deltas, its STOP often cut off) as two int64 buffers: the index of the value
- * each position came from, and the position (the deltas summed, restarted at each value).
- * Raises ValueError for anything else; the caller then decodes with pickle. */
+ * lists, see decode_positions) as two int64 buffers: the index of the value each position
+ * came from, and the position. Raises ValueError for anything else; the caller then
+ * decodes with pickle. */
 static PyObject *
 position_table(PyObject *module, PyObject *args)
 {
@@ -1154,50 +1208,17 @@ position_table(PyObject *module, PyObject *args)
     Buf owners = {0}, positions = {0};
     Py_ssize_t count = PyList_GET_SIZE(values);
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        if (!PyBytes_Check(item)) {
+        Py_ssize_t before = positions.len;
+        int got = decode_positions(PyList_GET_ITEM(values, i), &positions);
+        if (got == -1) {
             goto unexpected;
         }
-        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(item);
-        Py_ssize_t n = PyBytes_GET_SIZE(item);
-        /* count (4 bytes), PROTO 2, EMPTY_LIST, BINPUT or LONG_BINPUT */
-        if (n < 8 || p[4] != 0x80 || p[5] != 2 || p[6] != ']') {
-            goto unexpected;
+        if (got == -2) {
+            goto fail;
         }
-        Py_ssize_t at = 7;
-        if (p[at] == 'q') {
-            at += 2;
-        } else if (p[at] == 'r') {
-            at += 5;
-        }
-        int64_t position = 0;
-        while (at < n) {
-            unsigned char op = p[at++];
-            int64_t delta;
-            if (op == 'K' && at + 1 <= n) {
-                delta = p[at];
-                at += 1;
-            } else if (op == 'M' && at + 2 <= n) {
-                delta = (int64_t)p[at] | ((int64_t)p[at + 1] << 8);
-                at += 2;
-            } else if (op == 'J' && at + 4 <= n) {
-                /* signed, little-endian, as pickle writes it */
-                uint32_t v = (uint32_t)p[at] | ((uint32_t)p[at + 1] << 8) |
-                             ((uint32_t)p[at + 2] << 16) | ((uint32_t)p[at + 3] << 24);
-                delta = (int32_t)v;
-                at += 4;
-            } else if (op == '(') {
-                continue; /* MARK: pickle appends a long list in batches of 1,000 */
-            } else if (op == 'a' || op == 'e') {
-                continue;
-            } else if (op == '.' && at == n) {
-                break;
-            } else {
-                goto unexpected;
-            }
-            position += delta;
-            int64_t owner = i;
-            if (buf_put(&owners, &owner, 8) < 0 || buf_put(&positions, &position, 8) < 0) {
+        int64_t owner = i;
+        for (Py_ssize_t at = before; at < positions.len; at += 8) {
+            if (buf_put(&owners, &owner, 8) < 0) {
                 goto fail;
             }
         }
@@ -1213,6 +1234,110 @@ unexpected:
 fail:
     buf_free(&owners);
     buf_free(&positions);
+    return NULL;
+}
+
+static int
+compare_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether each candidate holds a phrase: `values` has a list per word of the phrase,
+ * each the encoded positions (see decode_positions) of that word in every candidate, in
+ * the same order. A candidate fits when some position of each word stands 1 to `slop`
+ * after the nearest position before it reached by the word before (the first word's
+ * positions are all reached): what masks._phrase_docs works out with arrays. One byte
+ * per candidate, 1 where it fits. ValueError for positions encoded otherwise. */
+static PyObject *
+phrase_fits(PyObject *module, PyObject *args)
+{
+    PyObject *values;
+    Py_ssize_t slop;
+    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &values, &slop)) {
+        return NULL;
+    }
+    Py_ssize_t words = PyList_GET_SIZE(values);
+    Py_ssize_t candidates = -1;
+    for (Py_ssize_t k = 0; k < words; k++) {
+        PyObject *list = PyList_GET_ITEM(values, k);
+        if (!PyList_Check(list) ||
+            (candidates >= 0 && PyList_GET_SIZE(list) != candidates)) {
+            PyErr_SetString(PyExc_ValueError, "a list of lists of one length each expected");
+            return NULL;
+        }
+        candidates = PyList_GET_SIZE(list);
+    }
+    if (candidates < 0) {
+        candidates = 0;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, candidates);
+    if (result == NULL) {
+        return NULL;
+    }
+    unsigned char *fits = (unsigned char *)PyBytes_AS_STRING(result);
+    Buf reached = {0}, next = {0};
+    for (Py_ssize_t c = 0; c < candidates; c++) {
+        fits[c] = 0;
+        reached.len = 0;
+        for (Py_ssize_t k = 0; k < words; k++) {
+            next.len = 0;
+            int got = decode_positions(PyList_GET_ITEM(PyList_GET_ITEM(values, k), c), &next);
+            if (got == -1) {
+                PyErr_SetString(PyExc_ValueError, "unexpected encoding of positions");
+                goto fail;
+            }
+            if (got == -2) {
+                goto fail;
+            }
+            int64_t *at = (int64_t *)next.data;
+            Py_ssize_t count = next.len / 8;
+            for (Py_ssize_t i = 1; i < count; i++) {
+                if (at[i] <= at[i - 1]) { /* not rising: sorted, once each */
+                    qsort(at, (size_t)count, 8, compare_int64);
+                    Py_ssize_t kept = count ? 1 : 0;
+                    for (Py_ssize_t j = 1; j < count; j++) {
+                        if (at[j] != at[kept - 1]) {
+                            at[kept++] = at[j];
+                        }
+                    }
+                    count = kept;
+                    next.len = count * 8;
+                    break;
+                }
+            }
+            if (k > 0) {
+                /* keep the positions 1 to slop after the nearest reached one before */
+                const int64_t *before = (const int64_t *)reached.data;
+                Py_ssize_t nbefore = reached.len / 8, j = 0, kept = 0;
+                for (Py_ssize_t i = 0; i < count; i++) {
+                    while (j < nbefore && before[j] < at[i]) {
+                        j++;
+                    }
+                    if (j > 0 && at[i] - before[j - 1] <= slop) {
+                        at[kept++] = at[i];
+                    }
+                }
+                count = kept;
+                next.len = count * 8;
+            }
+            Buf swap = reached;
+            reached = next;
+            next = swap;
+            if (count == 0) {
+                break;
+            }
+        }
+        fits[c] = reached.len > 0;
+    }
+    buf_free(&reached);
+    buf_free(&next);
+    return result;
+fail:
+    buf_free(&reached);
+    buf_free(&next);
+    Py_DECREF(result);
     return NULL;
 }
 
@@ -1889,6 +2014,10 @@ static PyMethodDef methods[] = {
     {"add_word_scores", add_word_scores, METH_VARARGS,
      "add_word_scores(total, seen, ids, tfs, word_of, idfs, norms, k1, boost) -> None\n\n"
      "A prefix's postings added to its scores; see topdocs._pattern_scores."},
+    {"phrase_fits", phrase_fits, METH_VARARGS,
+     "phrase_fits(values, slop) -> bytes, one per candidate\n\n"
+     "Which candidates hold a phrase, from its words' encoded positions; see\n"
+     "w3format.phrase_fits."},
     {"position_table", position_table, METH_VARARGS,
      "position_table(values) -> (owners, positions), int64 bytes each\n\n"
      "Every position of Whoosh's encoded position lists; see masks._position_table."},

@@ -592,6 +592,9 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
             return candidates
     assert candidates is not None
     values = [_values_for(ids, word_values, candidates) for ids, word_values in lists]
+    fits = w3format.phrase_fits(values, slop)
+    if fits is not None:
+        return candidates[fits]
     if slop == 1:
         # Where the phrase could start in each candidate, as (candidate, position) keys
         # narrowed word by word: word k must be at start + k.

@@ -726,6 +726,24 @@ def _items_from(opened: _SegmentFiles, tindex: Any, key: bytes) -> Iterator[tupl
         yield from opened.table.items_from(pos)
 
 
+def phrase_fits(values: list[list[bytes]], slop: int) -> npt.NDArray[np.bool_] | None:
+    """Which candidates hold a phrase: ``values`` has, for each word of the phrase, the
+    encoded positions (see :func:`position_table`) of the word in each candidate. A
+    candidate fits where some position of each word stands 1 to ``slop`` after the
+    nearest position before it that the word before reached (every position of the first
+    word is reached). Worked out a candidate at a time in C, without a table of every
+    position; None where the C speedups are not built or the positions are encoded
+    otherwise: then :func:`position_table` gives them to numpy."""
+    compiled = speedups.active()
+    if compiled is None or not fast_paths():
+        return None
+    try:
+        fits = compiled.phrase_fits(values, slop)
+    except ValueError:
+        return None
+    return np.frombuffer(fits, dtype=np.bool_)
+
+
 def position_table(values: list[bytes]) -> tuple[IntArray, IntArray]:
     """Every position in ``values`` (encoded position lists, one per candidate) as two
     arrays: the candidate's index in ``values``, and the position.
