@@ -11,7 +11,7 @@ from pathlib import Path
 from whoosh.index import Index
 from whoosh.searching import Searcher
 
-from pubsearch import semantic
+from pubsearch import masks, semantic
 from pubsearch.facets import FacetTable
 from pubsearch.names import SCANNING_BUDGET, NameIndex, ScannedNames
 from pubsearch.querying import SPELLING_FIELDS
@@ -105,7 +105,10 @@ class Generation:
     def doc_frequency(self, searcher: Searcher, stem: str) -> int:
         found = self.frequencies.get(stem)
         if found is None:
-            found = self.frequencies[stem] = int(searcher.doc_frequency(DEFAULT_FIELD, stem))
+            # From the terms' rows the generation keeps (one read a segment), not through
+            # Whoosh's table reader: a pasted abstract asks this of some 300 words.
+            found = masks.doc_frequency(searcher.reader(), DEFAULT_FIELD, stem)
+            self.frequencies[stem] = found
             if len(self.frequencies) > MAX_KEPT_FREQUENCIES:
                 self.frequencies.clear()
         return found
