@@ -305,8 +305,8 @@ def test_phrase_fits_in_c_is_its_definition(words: list[list[list[int]]], slop: 
     assert speedups.compiled is not None, "the C speedups were not built"
     fmt = formats.Positions()
     positions = [[[p * 9 for p in c] for c in word] for word in words]
-    values = [[fmt.encode(c) for c in word] for word in positions]
-    fits = speedups.compiled.phrase_fits(values, slop)
+    values = [w3format.PackedValues.of([fmt.encode(c) for c in word]) for word in positions]
+    fits = speedups.compiled.phrase_fits([(v.joined, v.starts, v.ends) for v in values], slop)
     assert [bool(b) for b in fits] == _fits_by_definition(positions, slop)
 
 
@@ -315,15 +315,24 @@ def test_phrase_fits_in_c_is_its_definition(words: list[list[list[int]]], slop: 
 def test_phrase_fits_in_c_refuses_damaged_values(values: list[bytes]) -> None:
     assert speedups.compiled is not None, "the C speedups were not built"
     fmt = formats.Positions()
-    good = [fmt.encode([1, 300, 70_000]) for _ in values]
-    for given_values in ([values, good], [good, values]):
+    good = w3format.PackedValues.of([fmt.encode([1, 300, 70_000]) for _ in values])
+    bad = w3format.PackedValues.of(values)
+    for given_values in ([bad, good], [good, bad]):
         try:
-            fits = speedups.compiled.phrase_fits(given_values, 1)
+            fits = speedups.compiled.phrase_fits(
+                [(v.joined, v.starts, v.ends) for v in given_values], 1
+            )
         except ValueError:
             continue
         assert len(fits) == len(values)
-    with pytest.raises(ValueError, match="one length"):
-        speedups.compiled.phrase_fits([good, good + good], 1)
+    twice = w3format.PackedValues.one_after_another([good, good])
+    with pytest.raises(ValueError, match="of one length"):
+        speedups.compiled.phrase_fits(
+            [(good.joined, good.starts, good.ends)] + [(twice.joined, twice.starts, twice.ends)], 1
+        )
+    outside = (good.joined, good.starts, good.ends + 1)
+    with pytest.raises(ValueError, match="outside"):
+        speedups.compiled.phrase_fits([(good.joined, good.starts, good.ends), outside], 1)
 
 
 @pytest.mark.parametrize("in_c", [pytest.param(True, marks=pytest.mark.speedups), False])
@@ -349,7 +358,7 @@ def test_position_table_decodes_what_whoosh_encodes(
     values = [fmt.encode(p) for p in made] + [fmt.encode([1, 2])[:-1]]
     with _searcher(index_dir) as searcher:
         for word in ("batch", "train", "network"):
-            values += masks._postings_with_values(searcher.reader(), "abstract", word)[1]
+            values += masks._postings_with_values(searcher.reader(), "abstract", word)[1].as_list()
     assert len(values) > 20
     owners, positions = w3format.position_table(values)
     want_owners: list[int] = []
@@ -419,12 +428,14 @@ def test_posting_lists_read_whole_are_whoosh_matchers_lists(
         assert len(reader.leaf_readers()) == 2 and reader.has_deletions()
         for fieldname in ("title", "abstract", "content", "author", "subject", "keys"):
             for text in reader.field_terms(fieldname):
-                ids, weights, values = masks._read_postings(reader, fieldname, text, True)
+                positions = fieldname in ("title", "abstract", "author")
+                ids, weights, values = masks._read_postings(reader, fieldname, text, positions)
                 want_ids, want_weights, want_values = _matcher_postings(reader, fieldname, text)
                 assert ids.tolist() == want_ids, (fieldname, text)
                 assert weights.tolist() == pytest.approx(want_weights), (fieldname, text)
-                if fieldname in ("title", "abstract", "author"):
-                    assert values == want_values, (fieldname, text)
+                if positions:
+                    assert values is not None
+                    assert values.as_list() == want_values, (fieldname, text)
                 long_lists += len(want_ids) > 128
         for segment, _ in reader.leaf_readers():  # read whole, not through the fallback
             first_term = next(segment.field_terms("content"))
@@ -543,6 +554,12 @@ def test_posting_lists_decoded_in_c_are_what_pickle_reads(
                 refused += 1
             else:
                 assert values == with_values.values, text
+                *_, joined, ends = speedups.compiled.decode_list(
+                    raw, WHOOSH3_HEADER_MAGIC, zlib.decompress, 2
+                )
+                sizes = np.diff(np.frombuffer(ends, dtype=np.int64), prepend=0)
+                assert sizes.tolist() == [len(v) for v in values], text
+                assert joined == b"".join(values), text
     ix.close()
     assert decoded > 500
     assert refused > 100 if writer == "whoosh" else not refused

@@ -1144,13 +1144,8 @@ run_ids(PyObject *module, PyObject *args)
  * appended to `out` as int64 (the deltas summed). 0 when read, -1 for anything else (no
  * exception set), -2 when out of memory. */
 static int
-decode_positions(PyObject *item, Buf *out)
+decode_positions(const unsigned char *p, Py_ssize_t n, Buf *out)
 {
-    if (!PyBytes_Check(item)) {
-        return -1;
-    }
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(item);
-    Py_ssize_t n = PyBytes_GET_SIZE(item);
     /* count (4 bytes), PROTO 2, EMPTY_LIST, BINPUT or LONG_BINPUT */
     if (n < 8 || p[4] != 0x80 || p[5] != 2 || p[6] != ']') {
         return -1;
@@ -1209,7 +1204,12 @@ position_table(PyObject *module, PyObject *args)
     Py_ssize_t count = PyList_GET_SIZE(values);
     for (Py_ssize_t i = 0; i < count; i++) {
         Py_ssize_t before = positions.len;
-        int got = decode_positions(PyList_GET_ITEM(values, i), &positions);
+        PyObject *item = PyList_GET_ITEM(values, i);
+        if (!PyBytes_Check(item)) {
+            goto unexpected;
+        }
+        int got = decode_positions((const unsigned char *)PyBytes_AS_STRING(item),
+                                   PyBytes_GET_SIZE(item), &positions);
         if (got == -1) {
             goto unexpected;
         }
@@ -1244,12 +1244,14 @@ compare_int64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Whether each candidate holds a phrase: `values` has a list per word of the phrase,
- * each the encoded positions (see decode_positions) of that word in every candidate, in
- * the same order. A candidate fits when some position of each word stands 1 to `slop`
- * after the nearest position before it reached by the word before (the first word's
- * positions are all reached): what masks._phrase_docs works out with arrays. One byte
- * per candidate, 1 where it fits. ValueError for positions encoded otherwise. */
+/* Whether each candidate holds a phrase: `values` has, for each word of the phrase, a
+ * tuple (joined, starts, ends): the encoded positions (see decode_positions) of that word
+ * in candidate c are the bytes of `joined` from starts[c] to ends[c] (int64 each), for
+ * every candidate, in the same order. A candidate fits when some position of each word
+ * stands 1 to `slop` after the nearest position before it reached by the word before
+ * (the first word's positions are all reached): what masks._phrase_docs works out with
+ * arrays. One byte per candidate, 1 where it fits. ValueError for positions encoded
+ * otherwise. */
 static PyObject *
 phrase_fits(PyObject *module, PyObject *args)
 {
@@ -1259,51 +1261,76 @@ phrase_fits(PyObject *module, PyObject *args)
         return NULL;
     }
     Py_ssize_t words = PyList_GET_SIZE(values);
-    Py_ssize_t candidates = -1;
+    Py_ssize_t candidates = words ? -1 : 0;
+    Py_buffer *views = PyMem_Calloc((size_t)(words ? words : 1) * 3, sizeof(Py_buffer));
+    Py_ssize_t held = 0; /* views acquired */
+    PyObject *result = NULL;
+    Buf reached = {0}, next = {0};
+    if (views == NULL) {
+        return PyErr_NoMemory();
+    }
     for (Py_ssize_t k = 0; k < words; k++) {
-        PyObject *list = PyList_GET_ITEM(values, k);
-        if (!PyList_Check(list) ||
-            (candidates >= 0 && PyList_GET_SIZE(list) != candidates)) {
-            PyErr_SetString(PyExc_ValueError, "a list of lists of one length each expected");
-            return NULL;
+        PyObject *item = PyList_GET_ITEM(values, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
+            PyErr_SetString(PyExc_ValueError, "(joined, starts, ends) expected for each word");
+            goto done;
         }
-        candidates = PyList_GET_SIZE(list);
+        for (int part = 0; part < 3; part++) {
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, part), &views[3 * k + part],
+                                   PyBUF_SIMPLE) < 0) {
+                goto done;
+            }
+            held++;
+        }
+        Py_buffer *joined = &views[3 * k], *starts = &views[3 * k + 1], *ends = &views[3 * k + 2];
+        if (starts->len % 8 || ends->len != starts->len ||
+            (candidates >= 0 && starts->len / 8 != candidates)) {
+            PyErr_SetString(PyExc_ValueError, "starts and ends of one length each expected");
+            goto done;
+        }
+        candidates = starts->len / 8;
+        const int64_t *first = starts->buf, *last = ends->buf;
+        for (Py_ssize_t c = 0; c < candidates; c++) {
+            if (first[c] < 0 || first[c] > last[c] || last[c] > joined->len) {
+                PyErr_SetString(PyExc_ValueError, "a value outside its bytes");
+                goto done;
+            }
+        }
     }
-    if (candidates < 0) {
-        candidates = 0;
-    }
-    PyObject *result = PyBytes_FromStringAndSize(NULL, candidates);
+    result = PyBytes_FromStringAndSize(NULL, candidates);
     if (result == NULL) {
-        return NULL;
+        goto done;
     }
     unsigned char *fits = (unsigned char *)PyBytes_AS_STRING(result);
-    Buf reached = {0}, next = {0};
     for (Py_ssize_t c = 0; c < candidates; c++) {
-        fits[c] = 0;
         reached.len = 0;
         for (Py_ssize_t k = 0; k < words; k++) {
+            const unsigned char *joined = views[3 * k].buf;
+            int64_t from = ((const int64_t *)views[3 * k + 1].buf)[c];
+            int64_t to = ((const int64_t *)views[3 * k + 2].buf)[c];
             next.len = 0;
-            int got = decode_positions(PyList_GET_ITEM(PyList_GET_ITEM(values, k), c), &next);
+            int got = decode_positions(joined + from, (Py_ssize_t)(to - from), &next);
             if (got == -1) {
                 PyErr_SetString(PyExc_ValueError, "unexpected encoding of positions");
-                goto fail;
+                Py_CLEAR(result);
+                goto done;
             }
             if (got == -2) {
-                goto fail;
+                Py_CLEAR(result);
+                goto done;
             }
             int64_t *at = (int64_t *)next.data;
             Py_ssize_t count = next.len / 8;
             for (Py_ssize_t i = 1; i < count; i++) {
                 if (at[i] <= at[i - 1]) { /* not rising: sorted, once each */
                     qsort(at, (size_t)count, 8, compare_int64);
-                    Py_ssize_t kept = count ? 1 : 0;
+                    Py_ssize_t kept = 1;
                     for (Py_ssize_t j = 1; j < count; j++) {
                         if (at[j] != at[kept - 1]) {
                             at[kept++] = at[j];
                         }
                     }
                     count = kept;
-                    next.len = count * 8;
                     break;
                 }
             }
@@ -1320,8 +1347,8 @@ phrase_fits(PyObject *module, PyObject *args)
                     }
                 }
                 count = kept;
-                next.len = count * 8;
             }
+            next.len = count * 8;
             Buf swap = reached;
             reached = next;
             next = swap;
@@ -1331,14 +1358,14 @@ phrase_fits(PyObject *module, PyObject *args)
         }
         fits[c] = reached.len > 0;
     }
+done:
+    for (Py_ssize_t i = 0; i < held; i++) {
+        PyBuffer_Release(&views[i]);
+    }
+    PyMem_Free(views);
     buf_free(&reached);
     buf_free(&next);
     return result;
-fail:
-    buf_free(&reached);
-    buf_free(&next);
-    Py_DECREF(result);
-    return NULL;
 }
 
 /* -- posting lists, read back (masks._raw_list) ------------------------------------------ */
@@ -1484,11 +1511,12 @@ pkr_numbers(PkReader *r, Buf *out, Py_ssize_t *count)
 }
 
 /* A block's values as write_blocks writes them (protocol 5): a tuple of `count` bytes
- * (SHORT_BINBYTES or BINBYTES), each appended to `out` as a bytes object. 0 when read, -1
+ * (SHORT_BINBYTES or BINBYTES), each appended to `out` as a bytes object, or without
+ * `out`, to `joined`, with where it ends there appended to `ends` (int64). 0 when read, -1
  * for anything else (None, joined values, memo references, protocol 2's calls to
  * _codecs.encode: pickle reads those), -2 when out of memory. */
 static int
-pkr_values(PkReader *r, PyObject *out, Py_ssize_t count)
+pkr_values(PkReader *r, PyObject *out, Buf *joined, Buf *ends, Py_ssize_t count)
 {
     if (r->at >= r->n) {
         return -1;
@@ -1518,14 +1546,24 @@ pkr_values(PkReader *r, PyObject *out, Py_ssize_t count)
         if (r->at + head + size > r->n) {
             return -1;
         }
-        PyObject *value = PyBytes_FromStringAndSize((const char *)p + head, size);
-        if (value == NULL) {
-            return -2;
-        }
-        int failed = PyList_Append(out, value);
-        Py_DECREF(value);
-        if (failed) {
-            return -2;
+        if (out != NULL) {
+            PyObject *value = PyBytes_FromStringAndSize((const char *)p + head, size);
+            if (value == NULL) {
+                return -2;
+            }
+            int failed = PyList_Append(out, value);
+            Py_DECREF(value);
+            if (failed) {
+                return -2;
+            }
+        } else {
+            if (buf_put(joined, p + head, size) < 0) {
+                return -2;
+            }
+            int64_t end = (int64_t)joined->len;
+            if (buf_put(ends, &end, 8) < 0) {
+                return -2;
+            }
         }
         r->at += head + size;
         pkr_memo(r);
@@ -1550,7 +1588,8 @@ pkr_values(PkReader *r, PyObject *out, Py_ssize_t count)
  * set); -2 with an exception set. */
 static int
 decode_blocks(const unsigned char *p, Py_ssize_t n, const char *magic, Py_ssize_t magic_len,
-              PyObject *decompress, Buf *ids, Buf *weights, Buf *numbers, PyObject *values)
+              PyObject *decompress, Buf *ids, Buf *weights, Buf *numbers, PyObject *values,
+              Buf *joined, Buf *ends)
 {
     PyObject *inflated = NULL;
     if (n < magic_len || memcmp(p, magic, (size_t)magic_len) != 0) {
@@ -1644,8 +1683,8 @@ decode_blocks(const unsigned char *p, Py_ssize_t n, const char *magic, Py_ssize_
             double *weight = (double *)numbers->data + (got == 0 ? i : 0);
             buf_put(weights, weight, 8); /* reserved above */
         }
-        if (values != NULL) {
-            got = pkr_values(&data, values, count);
+        if (values != NULL || joined != NULL) {
+            got = pkr_values(&data, values, joined, ends, count);
             if (got == -2) {
                 goto fail;
             }
@@ -1669,8 +1708,9 @@ fail:
 }
 
 /* One W3 posting list (the bytes of the postings file from its magic on): the document
- * numbers and the weights, as int64 and float64 bytes, and with `with_values`, the
- * values (a list of bytes). */
+ * numbers and the weights, as int64 and float64 bytes; with `with_values` 1, the values
+ * too (a list of bytes); with 2, the values joined (bytes) and where each ends there
+ * (int64 bytes). */
 static PyObject *
 decode_list(PyObject *module, PyObject *args)
 {
@@ -1679,30 +1719,41 @@ decode_list(PyObject *module, PyObject *args)
     Py_ssize_t magic_len;
     PyObject *decompress;
     int with_values = 0;
-    if (!PyArg_ParseTuple(args, "y*y#O|p", &raw, &magic, &magic_len, &decompress,
+    if (!PyArg_ParseTuple(args, "y*y#O|i", &raw, &magic, &magic_len, &decompress,
                           &with_values)) {
         return NULL;
     }
-    Buf ids = {0}, weights = {0}, numbers = {0};
+    if (with_values < 0 || with_values > 2) {
+        PyBuffer_Release(&raw);
+        PyErr_SetString(PyExc_ValueError, "with_values is 0, 1 or 2");
+        return NULL;
+    }
+    Buf ids = {0}, weights = {0}, numbers = {0}, joined = {0}, ends = {0};
     PyObject *result = NULL;
-    PyObject *values = with_values ? PyList_New(0) : NULL;
-    if (!with_values || values != NULL) {
+    PyObject *values = with_values == 1 ? PyList_New(0) : NULL;
+    if (with_values != 1 || values != NULL) {
         int got = decode_blocks(raw.buf, raw.len, magic, magic_len, decompress, &ids,
-                                &weights, &numbers, values);
+                                &weights, &numbers, values, with_values == 2 ? &joined : NULL,
+                                &ends);
+        const char *i = ids.data ? ids.data : "", *w = weights.data ? weights.data : "";
         if (got == -1) {
             PyErr_SetString(PyExc_ValueError, "not a posting list this code reads");
+        } else if (got == 0 && with_values == 1) {
+            result = Py_BuildValue("(y#y#O)", i, ids.len, w, weights.len, values);
+        } else if (got == 0 && with_values == 2) {
+            result = Py_BuildValue("(y#y#y#y#)", i, ids.len, w, weights.len,
+                                   joined.data ? joined.data : "", joined.len,
+                                   ends.data ? ends.data : "", ends.len);
         } else if (got == 0) {
-            result = with_values
-                         ? Py_BuildValue("(y#y#O)", ids.data ? ids.data : "", ids.len,
-                                         weights.data ? weights.data : "", weights.len, values)
-                         : Py_BuildValue("(y#y#)", ids.data ? ids.data : "", ids.len,
-                                         weights.data ? weights.data : "", weights.len);
+            result = Py_BuildValue("(y#y#)", i, ids.len, w, weights.len);
         }
     }
     Py_XDECREF(values);
     buf_free(&ids);
     buf_free(&weights);
     buf_free(&numbers);
+    buf_free(&joined);
+    buf_free(&ends);
     PyBuffer_Release(&raw);
     return result;
 }
@@ -1738,7 +1789,7 @@ decode_lists(PyObject *module, PyObject *args)
         }
         Py_ssize_t before = ids.len;
         got = decode_blocks((const unsigned char *)joined.buf + start[i], length[i], magic,
-                            magic_len, decompress, &ids, &weights, &numbers, NULL);
+                            magic_len, decompress, &ids, &weights, &numbers, NULL, NULL, NULL);
         int64_t count = (int64_t)((ids.len - before) / 8);
         if (got == 0 && buf_put(&counts, &count, 8) < 0) {
             got = -2;
@@ -1997,8 +2048,9 @@ add_word_scores(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"decode_list", decode_list, METH_VARARGS,
-     "decode_list(raw, magic, decompress, with_values=False)\n"
-     "    -> (ids, weights[, values]), int64 and float64 bytes[, a list of bytes]\n\n"
+     "decode_list(raw, magic, decompress, with_values=0)\n"
+     "    -> (ids, weights[, values | joined, ends]), int64 and float64 bytes[, a list of\n"
+     "    bytes (with_values 1) | the values joined and where each ends (with_values 2)]\n\n"
      "A W3 posting list's document numbers, weights and values; see w3format.raw_list."},
     {"decode_lists", decode_lists, METH_VARARGS,
      "decode_lists(joined, starts, lengths, magic, decompress) -> (ids, weights, counts)\n\n"
@@ -2015,7 +2067,7 @@ static PyMethodDef methods[] = {
      "add_word_scores(total, seen, ids, tfs, word_of, idfs, norms, k1, boost) -> None\n\n"
      "A prefix's postings added to its scores; see topdocs._pattern_scores."},
     {"phrase_fits", phrase_fits, METH_VARARGS,
-     "phrase_fits(values, slop) -> bytes, one per candidate\n\n"
+     "phrase_fits([(joined, starts, ends), ...], slop) -> bytes, one per candidate\n\n"
      "Which candidates hold a phrase, from its words' encoded positions; see\n"
      "w3format.phrase_fits."},
     {"position_table", position_table, METH_VARARGS,

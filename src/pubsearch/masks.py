@@ -421,7 +421,9 @@ def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:
         _LONG_LISTS.put(key, (ids, weights))
 
 
-def _postings_with_values(reader: Any, fieldname: str, text: str) -> tuple[IntArray, list[bytes]]:
+def _postings_with_values(
+    reader: Any, fieldname: str, text: str
+) -> tuple[IntArray, w3format.PackedValues]:
     """Document numbers and values (encoded positions) of a posting list, each block read
     once. Only the numbers and weights are kept for the next :func:`postings` call: the
     values take many times their memory, and phrase matches are kept instead."""
@@ -457,12 +459,12 @@ def _held_bytes(recent: OrderedDict[Any, tuple[Any, ...]]) -> int:
 
 def _read_postings(
     reader: Any, fieldname: str, text: str | bytes, with_values: bool
-) -> tuple[IntArray, FloatArray, list[bytes] | None]:
+) -> tuple[IntArray, FloatArray, w3format.PackedValues | None]:
     """The posting list's document numbers and weights, and with ``with_values`` its
     values (encoded positions), each block read once."""
     ids: list[IntArray] = []
     weights: list[FloatArray] = []
-    values: list[bytes] | None = [] if with_values else None
+    values: list[w3format.PackedValues] | None = [] if with_values else None
     leaves = reader.leaf_readers()
     rows = term_rows(reader, fieldname, text)
     having = (
@@ -477,10 +479,11 @@ def _read_postings(
         ids.append(seg_ids + offset)
         weights.append(seg_weights)
         if values is not None:
-            values.extend(seg_values)
+            values.append(seg_values)
+    packed = w3format.PackedValues.one_after_another(values) if values is not None else None
     if not ids:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), values
-    return np.concatenate(ids), np.concatenate(weights), values
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), packed
+    return np.concatenate(ids), np.concatenate(weights), packed
 
 
 def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
@@ -600,7 +603,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         # narrowed word by word: word k must be at start + k.
         starts: IntArray | None = None
         for k, word_values in enumerate(values):
-            owners, positions = w3format.position_table(word_values)
+            owners, positions = w3format.position_table(word_values.as_list())
             fits = positions >= k  # word k cannot start a phrase before position 0
             keys = _sorted_keys(owners[fits], positions[fits] - k)
             starts = keys if starts is None else _sorted_common(starts, keys)
@@ -612,7 +615,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     # ``slop`` after a key reached by the word before (the nearest key before it decides).
     reached: IntArray | None = None
     for word_values in values:
-        keys = _sorted_keys(*w3format.position_table(word_values))
+        keys = _sorted_keys(*w3format.position_table(word_values.as_list()))
         if reached is not None:
             before = np.searchsorted(reached, keys, side="left") - 1  # the nearest below
             gap = keys - reached[np.maximum(before, 0)]
@@ -658,11 +661,13 @@ def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
 _POSITION_SPAN = 1 << 32
 
 
-def _values_for(ids: IntArray, values: list[bytes], docs: IntArray) -> list[bytes]:
+def _values_for(
+    ids: IntArray, values: w3format.PackedValues, docs: IntArray
+) -> w3format.PackedValues:
     """The values of the postings of ``docs``, which must all be in ``ids`` (a posting
     list's document numbers, ``values`` its values), in the order of ``docs``."""
     # Document numbers grow along a posting list, segment after segment.
-    return [values[i] for i in np.searchsorted(ids, docs).tolist()]
+    return values.take(np.searchsorted(ids, docs))
 
 
 def _is_text_field(searcher: Any, fieldname: str) -> bool:

@@ -116,13 +116,61 @@ LENGTH_OF_BYTE = np.array([byte_to_length(b) if b else 0 for b in range(256)], d
 # -- posting lists ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PackedValues:
+    """Postings' values (encoded positions) one after another: value ``i`` is the bytes of
+    ``joined`` from ``starts[i]`` to ``ends[i]``. Rather than a bytes object a posting:
+    a phrase of common words reads some two million values at 1,000,000 records. Some
+    of them are selected (:meth:`take`) without copying their bytes."""
+
+    joined: bytes
+    starts: IntArray
+    ends: IntArray
+
+    @classmethod
+    def of(cls, values: list[bytes]) -> PackedValues:
+        sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        ends = np.cumsum(sizes)
+        return cls(b"".join(values), ends - sizes, ends)
+
+    @classmethod
+    def one_after_another(cls, parts: list[PackedValues]) -> PackedValues:
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return NO_VALUES
+        starts: list[IntArray] = []
+        ends: list[IntArray] = []
+        shift = 0
+        for part in parts:
+            starts.append(part.starts + shift)
+            ends.append(part.ends + shift)
+            shift += len(part.joined)
+        return cls(
+            b"".join(part.joined for part in parts), np.concatenate(starts), np.concatenate(ends)
+        )
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, indices: IntArray) -> PackedValues:
+        return PackedValues(self.joined, self.starts[indices], self.ends[indices])
+
+    def as_list(self) -> list[bytes]:
+        joined = self.joined
+        return [joined[a:b] for a, b in zip(self.starts.tolist(), self.ends.tolist(), strict=True)]
+
+
+NO_VALUES = PackedValues(b"", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
 def segment_postings(
     segment: Any,
     fieldname: str,
     text: str | bytes,
     with_values: bool,
     row: bytes | None = None,
-) -> tuple[IntArray, FloatArray, list[bytes]]:
+) -> tuple[IntArray, FloatArray, PackedValues]:
     """The posting list of ``fieldname:text`` in ``segment`` (which has the term), deleted
     documents included: its document numbers in the segment, its weights, and with
     ``with_values`` its values (encoded positions), each block read once. ``row``: the
@@ -138,7 +186,7 @@ def segment_postings(
         if lists is not None:
             found = lists.get(fieldname, segment._text_to_bytes(fieldname, text))
             if found is not None:
-                return found[0], found[1], []
+                return found[0], found[1], NO_VALUES
     whole = raw_list(segment, fieldname, text, with_values, row) if fast else None
     if whole is not None:
         return whole
@@ -169,9 +217,10 @@ def segment_postings(
             matcher.next()
         ids.append(np.asarray(block_ids, dtype=np.int64))
         weights.append(np.asarray(block_weights, dtype=np.float64))
+    packed = PackedValues.of(values) if with_values else NO_VALUES
     if not ids:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), values
-    return np.concatenate(ids), np.concatenate(weights), values
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), packed
+    return np.concatenate(ids), np.concatenate(weights), packed
 
 
 def mark_postings(
@@ -403,7 +452,7 @@ def raw_list(
     text: str | bytes,
     with_values: bool,
     row: bytes | None = None,
-) -> tuple[IntArray, FloatArray, list[Any]] | None:
+) -> tuple[IntArray, FloatArray, PackedValues] | None:
     """A posting list in a whoosh3 segment, deleted documents included: its document
     numbers, weights and (with ``with_values``) values, from one read of the list's bytes.
     None when the list is not a run of W3 blocks (postings kept in the terms file, another
@@ -428,15 +477,18 @@ def raw_list(
     compiled = speedups.active()
     if compiled is not None:
         try:
+            values = NO_VALUES
             if with_values:
-                ids_bytes, weights_bytes, values = compiled.decode_list(
-                    raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress, True
+                ids_bytes, weights_bytes, joined, ends_bytes = compiled.decode_list(
+                    raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress, 2
                 )
+                ends = np.frombuffer(ends_bytes, dtype=np.int64)
+                starts = np.concatenate(([0], ends[:-1])) if len(ends) else ends
+                values = PackedValues(joined, starts, ends)
             else:
                 ids_bytes, weights_bytes = compiled.decode_list(
                     raw, WHOOSH3_HEADER_MAGIC, isal_zlib.decompress
                 )
-                values = []
         except ValueError:
             pass  # pickles the C code does not read: Python's pickle reads them
         else:
@@ -448,7 +500,7 @@ def raw_list(
     decoded = BlockArrays(with_values)
     decoded.add_list(raw)
     ids, weights = decoded.arrays()
-    return ids, weights, decoded.values
+    return ids, weights, PackedValues.of(decoded.values) if with_values else NO_VALUES
 
 
 class BlockArrays:
@@ -726,7 +778,7 @@ def _items_from(opened: _SegmentFiles, tindex: Any, key: bytes) -> Iterator[tupl
         yield from opened.table.items_from(pos)
 
 
-def phrase_fits(values: list[list[bytes]], slop: int) -> npt.NDArray[np.bool_] | None:
+def phrase_fits(values: list[PackedValues], slop: int) -> npt.NDArray[np.bool_] | None:
     """Which candidates hold a phrase: ``values`` has, for each word of the phrase, the
     encoded positions (see :func:`position_table`) of the word in each candidate. A
     candidate fits where some position of each word stands 1 to ``slop`` after the
@@ -738,7 +790,7 @@ def phrase_fits(values: list[list[bytes]], slop: int) -> npt.NDArray[np.bool_] |
     if compiled is None or not fast_paths():
         return None
     try:
-        fits = compiled.phrase_fits(values, slop)
+        fits = compiled.phrase_fits([(v.joined, v.starts, v.ends) for v in values], slop)
     except ValueError:
         return None
     return np.frombuffer(fits, dtype=np.bool_)
