@@ -21,7 +21,7 @@ import numpy.typing as npt
 from whoosh import fields
 from whoosh import query as wq
 
-from pubsearch.facets import BoolArray, IntArray
+from pubsearch.facets import BoolArray, Int32Array, IntArray
 from pubsearch.segments import w3format
 
 FloatArray = npt.NDArray[np.float64]
@@ -175,7 +175,7 @@ class PatternPostings:
     words: tuple[str, ...]
     ids: IntArray
     weights: FloatArray
-    word_of: IntArray
+    word_of: Int32Array
 
     @property
     def nbytes(self) -> int:
@@ -198,9 +198,7 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
         return PatternPostings(tuple(held[3].tolist()), held[0], held[1], held[2])
     prefix, pattern = _pattern_parts(q)
     words: dict[str, int] = {}
-    ids: list[IntArray] = []
-    weights: list[FloatArray] = []
-    word_of: list[IntArray] = []
+    parts: list[tuple[int, w3format.SegmentWords, Int32Array]] = []
     for segment, offset in reader.leaf_readers():
         found = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
         if found is None:  # not a whoosh3 segment: through Whoosh, word by word
@@ -217,15 +215,22 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
         numbers = np.array(
             [words.setdefault(word, len(words)) for word in found.words], dtype=np.int32
         )
-        ids.append(found.ids + offset)
-        weights.append(found.weights)
-        word_of.append(np.repeat(numbers, found.counts))
+        parts.append((offset, found, numbers))
+    # The segments' postings one after another, each copied once into place.
+    size = sum(len(found.ids) for _, found, _ in parts)
     result = PatternPostings(
         tuple(words),
-        np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
-        np.concatenate(weights) if weights else np.zeros(0, dtype=np.float64),
-        np.concatenate(word_of) if word_of else np.zeros(0, dtype=np.int32),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.float64),
+        np.empty(size, dtype=np.int32),
     )
+    begin = 0
+    for offset, found, numbers in parts:
+        end = begin + len(found.ids)
+        np.add(found.ids, offset, out=result.ids[begin:end])
+        result.weights[begin:end] = found.weights
+        result.word_of[begin:end] = np.repeat(numbers, found.counts)
+        begin = end
     _PATTERNS.put(
         key, (result.ids, result.weights, result.word_of, np.array(result.words, dtype=object))
     )
