@@ -248,6 +248,21 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
     assert _by_label(saved) == _by_label(fresh)
 
 
+@pytest.mark.parametrize("share", [0.0, 0.01, 0.3, 0.9, 0.97, 0.999, 1.0])
+def test_counts_of_any_share_of_documents_are_counted_value_by_value(share: float) -> None:
+    """Few documents (their own entries), some (every entry tested) or nearly all
+    (every document's counts less those left out) count the same."""
+    rng = np.random.default_rng(7)
+    names = [f"Author {i}" for i in range(300)]
+    per_doc = [list(rng.choice(names, size=rng.integers(0, 5), replace=False)) for _ in range(4000)]
+    table = facets.MultiValued.from_values(per_doc)
+    docs = rng.random(len(per_doc)) < share
+    plain = Counter(v for d, values in enumerate(per_doc) if docs[d] for v in values)
+    counts = table.count(docs)
+    assert {table.labels[i]: int(c) for i, c in enumerate(counts) if c} == dict(plain)
+    assert table.count(docs).tolist() == counts.tolist()  # the kept counts are not changed
+
+
 def test_a_segments_parts_are_packed_and_join_back_into_its_table() -> None:
     """What a writer sends back holds its labels and keys as packed bytes, not as lists of
     strings (a build's processes hold one per segment), and joins back into the table."""

@@ -14,6 +14,7 @@ import threading
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
@@ -138,17 +139,30 @@ class MultiValued:
 
     def count(self, docs: BoolArray) -> IntArray:
         """Count of documents in ``docs`` per value id."""
-        matches = np.flatnonzero(docs)
-        if len(matches) < _SPARSE_SHARE * len(docs):
-            # Few matches: gather their own entries instead of testing every entry.
-            starts = self.offsets[matches]
-            lengths = self.offsets[matches + 1] - starts
-            firsts = np.cumsum(lengths) - lengths  # where each match's entries begin
-            entries = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
-            ids = self.value_ids[entries]
-        else:
-            ids = self.value_ids[docs[self.doc_of_entry]]
-        return np.bincount(ids, minlength=len(self.labels))
+        matches = np.count_nonzero(docs)
+        if matches > (1 - _SPARSE_SHARE) * len(docs):
+            # Nearly every document (a common word, a short prefix): every document's
+            # counts less those of the few left out.
+            return self._every_count - self._count_of(np.flatnonzero(~docs))
+        if matches < _SPARSE_SHARE * len(docs):
+            return self._count_of(np.flatnonzero(docs))
+        return np.bincount(self.value_ids[docs[self.doc_of_entry]], minlength=len(self.labels))
+
+    def _count_of(self, docs: IntArray) -> IntArray:
+        """:meth:`count` of a few documents (their numbers): their own entries gathered,
+        rather than every entry tested."""
+        starts = self.offsets[docs]
+        lengths = self.offsets[docs + 1] - starts
+        firsts = np.cumsum(lengths) - lengths  # where each document's entries begin
+        entries = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
+        return np.bincount(self.value_ids[entries], minlength=len(self.labels))
+
+    @cached_property
+    def _every_count(self) -> IntArray:
+        """Count of every document (deleted ones too) per value id: worked out once."""
+        counts = np.bincount(self.value_ids, minlength=len(self.labels))
+        counts.flags.writeable = False
+        return counts
 
     def folded_keys(self) -> bytes | None:
         """Every value's folded key, in id order, separated by VALUE_SEP, as the table was
