@@ -257,6 +257,9 @@ def test_counts_of_any_share_of_documents_are_counted_value_by_value(share: floa
     per_doc = [list(rng.choice(names, size=rng.integers(0, 5), replace=False)) for _ in range(4000)]
     table = facets.MultiValued.from_values(per_doc)
     docs = rng.random(len(per_doc)) < share
+    if share > 0.5:
+        table.prepare()  # (as a server does before it answers)
+        assert "_every_count" in vars(table)
     plain = Counter(v for d, values in enumerate(per_doc) if docs[d] for v in values)
     counts = table.count(docs)
     assert {table.labels[i]: int(c) for i, c in enumerate(counts) if c} == dict(plain)

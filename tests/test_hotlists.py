@@ -307,15 +307,63 @@ def test_a_prefix_read_in_c_is_what_python_reads(
             monkeypatch.setattr(speedups, "active", lambda: compiled)
             assert plain is not None
             assert in_c.words == plain.words
-            assert in_c.counts.tolist() == plain.counts.tolist()
-            assert np.array_equal(in_c.ids, plain.ids)
-            assert np.array_equal(in_c.weights, plain.weights)
-            if opened.kept is not None:
-                kept_words += sum(
-                    opened.kept.get(fieldname, w.encode()) is not None for w in in_c.words
-                )
+            # The kept lists are apart, each word's in its place: put back, the same lists.
+            ids, weights, counts = [], [], []
+            begin = 0
+            for number, count in enumerate(in_c.counts.tolist()):
+                if number in in_c.kept:
+                    assert count == 0
+                    kept_ids, kept_weights = in_c.kept[number]
+                    ids.append(kept_ids)
+                    weights.append(kept_weights)
+                    counts.append(len(kept_ids))
+                else:
+                    ids.append(in_c.ids[begin : begin + count])
+                    weights.append(in_c.weights[begin : begin + count])
+                    counts.append(count)
+                begin += count
+            assert begin == len(in_c.ids)
+            assert counts == plain.counts.tolist()
+            if ids:
+                assert np.array_equal(np.concatenate(ids), plain.ids)
+                assert np.array_equal(np.concatenate(weights), plain.weights)
+            kept_words += len(in_c.kept)
     finally:
         reader.close()
         ix.close()
     if pattern != "zzq":
         assert kept_words  # runs of lists on either side of kept ones
+
+
+@pytest.mark.speedups
+@pytest.mark.parametrize("q", ["model*", "th*", "co*", "pr*", "learn* AND the"])
+def test_a_prefix_with_kept_lists_scores_as_numpy_does_to_the_last_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, low_bound: None, q: str
+) -> None:
+    """Its kept lists, scored where they stand among its other postings, give the sums
+    numpy gives for all its postings in one array."""
+    from pubsearch import speedups
+    from pubsearch.querying import parse_query
+    from pubsearch.topdocs import _scores, field_lengths
+
+    ix = storage.open_index(_build(tmp_path))
+    try:
+        with ix.searcher() as searcher:
+            query = parse_query(q, searcher.schema)
+            size = searcher.reader().doc_count_all()
+            cache: dict[str, object] = {}
+
+            def lengths(fieldname: str):  # type: ignore[no-untyped-def]
+                return cache.setdefault(fieldname, field_lengths(searcher.reader(), fieldname))
+
+            reader = searcher.reader()
+            patterns = [p for p in query.leaves() if isinstance(p, wq.PatternQuery)]
+            assert any(masks.pattern_postings(reader, p).kept for p in patterns)  # type: ignore[union-attr]
+            in_c = _scores(searcher, searcher.weighting, query, size, lengths)
+            monkeypatch.setattr(speedups, "enabled", False)
+            in_numpy = _scores(searcher, searcher.weighting, query, size, lengths)
+    finally:
+        ix.close()
+    assert in_c is not None and in_numpy is not None
+    assert in_c[0].tolist() == in_numpy[0].tolist()
+    assert in_c[1].tobytes() == in_numpy[1].tobytes()

@@ -157,6 +157,11 @@ class MultiValued:
         entries = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
         return np.bincount(self.value_ids[entries], minlength=len(self.labels))
 
+    def prepare(self) -> None:
+        """Work out every document's counts now (see :meth:`count`), not for the first
+        search that matches nearly every document."""
+        self._every_count  # noqa: B018
+
     @cached_property
     def _every_count(self) -> IntArray:
         """Count of every document (deleted ones too) per value id: worked out once."""
@@ -351,6 +356,12 @@ class FacetTable:
                 **self.subjects._arrays("subjects"),
             ),
         )
+
+    def prepare(self) -> None:
+        """Work out now what counting the values of nearly every document takes (a server
+        does this before it answers): every document's counts of each value."""
+        for values in (self.authors, self.subjects):
+            values.prepare()
 
     @property
     def size(self) -> int:

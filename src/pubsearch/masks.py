@@ -105,7 +105,7 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         return mask
     if kind in (wq.Prefix, wq.Wildcard) and (found := pattern_postings(reader, q)) is not None:
         mask = np.zeros(size, dtype=np.bool_)
-        mask[found.ids] = True
+        found.mark(mask)
         return mask
     if kind is wq.Not:
         return ~_mask(searcher, reader, q.query, size)
@@ -167,19 +167,71 @@ def _field_length_bytes(reader: Any, fieldname: str) -> npt.NDArray[np.uint8] | 
 
 
 @dataclass(frozen=True)
+class KeptPiece:
+    """A word's posting list in one segment, kept there as arrays (see
+    :class:`PatternPostings`): it stands before ``ids[at]`` of the pattern's postings."""
+
+    at: int
+    offset: int  # the segment's first document
+    word: int  # its index in the pattern's words
+    ids: IntArray  # numbered in the segment
+    weights: FloatArray
+
+
+@dataclass(frozen=True)
 class PatternPostings:
     """The posting lists of every word a pattern (``optim*``, ``ba?ch``) stands for, one
     after another: document numbers (deleted ones included), weights, and for each posting
-    the index of its word in ``words``."""
+    the index of its word in ``words``. The lists segments keep as arrays are not copied
+    into them but listed in ``kept``, each where it stands among them (a short prefix's
+    common words hold most of its postings: 5.2 of the 6.4 million of ``co*`` at 1M)."""
 
     words: tuple[str, ...]
     ids: IntArray
     weights: FloatArray
     word_of: Int32Array
+    kept: tuple[KeptPiece, ...] = ()
 
     @property
     def nbytes(self) -> int:
-        return int(self.ids.nbytes + self.weights.nbytes + self.word_of.nbytes)
+        held = self.ids.nbytes + self.weights.nbytes + self.word_of.nbytes
+        return int(held + sum(p.ids.nbytes + p.weights.nbytes for p in self.kept))
+
+    def whole(self) -> PatternPostings:
+        """Every posting in the arrays, the kept ones in their places."""
+        if not self.kept:
+            return self
+        ids: list[IntArray] = []
+        weights: list[FloatArray] = []
+        word_of: list[Int32Array] = []
+        begin = 0
+        for piece in self.kept:
+            ids += [self.ids[begin : piece.at], piece.ids + piece.offset]
+            weights += [self.weights[begin : piece.at], piece.weights]
+            word_of += [
+                self.word_of[begin : piece.at],
+                np.full(len(piece.ids), piece.word, dtype=np.int32),
+            ]
+            begin = piece.at
+        return PatternPostings(
+            self.words,
+            np.concatenate([*ids, self.ids[begin:]]),
+            np.concatenate([*weights, self.weights[begin:]]),
+            np.concatenate([*word_of, self.word_of[begin:]]),
+        )
+
+    def mark(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Set ``mask[d]`` for every document ``d`` of these postings."""
+        mask[self.ids] = True
+        for piece in self.kept:
+            mask[piece.offset :][piece.ids] = True
+
+    def doc_frequencies(self) -> IntArray:
+        """Each word's number of postings."""
+        dfs = np.bincount(self.word_of, minlength=len(self.words))
+        for piece in self.kept:
+            dfs[piece.word] += len(piece.ids)
+        return dfs
 
 
 def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
@@ -195,46 +247,63 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     key = (segments_key(reader), type(q).__name__, q.fieldname, q.text)
     held = _PATTERNS.get(key)
     if held is not None:
-        return PatternPostings(tuple(held[3].tolist()), held[0], held[1], held[2])
+        found: PatternPostings = held[0]
+        return found
     prefix, pattern = _pattern_parts(q)
     words: dict[str, int] = {}
     parts: list[tuple[int, w3format.SegmentWords, Int32Array]] = []
     for segment, offset in reader.leaf_readers():
-        found = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
-        if found is None:  # not a whoosh3 segment: through Whoosh, word by word
+        segment_words = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
+        if segment_words is None:  # not a whoosh3 segment: through Whoosh, word by word
             read = [
                 (word, *_read_postings(segment, q.fieldname, word, False)[:2])
                 for word in w3format.pattern_words(segment, q)
             ]
-            found = w3format.SegmentWords(
+            segment_words = w3format.SegmentWords(
                 [word for word, _, _ in read],
                 np.concatenate([i for _, i, _ in read]) if read else np.zeros(0, np.int64),
                 np.concatenate([w for _, _, w in read]) if read else np.zeros(0, np.float64),
                 np.array([len(i) for _, i, _ in read], dtype=np.int64),
             )
         numbers = np.array(
-            [words.setdefault(word, len(words)) for word in found.words], dtype=np.int32
+            [words.setdefault(word, len(words)) for word in segment_words.words], dtype=np.int32
         )
-        parts.append((offset, found, numbers))
+        parts.append((offset, segment_words, numbers))
     # The segments' postings one after another, each copied once into place.
-    size = sum(len(found.ids) for _, found, _ in parts)
+    size = sum(len(part.ids) for _, part, _ in parts)
     result = PatternPostings(
         tuple(words),
         np.empty(size, dtype=np.int64),
         np.empty(size, dtype=np.float64),
         np.empty(size, dtype=np.int32),
+        tuple(_kept_pieces_of(parts)),
     )
     begin = 0
-    for offset, found, numbers in parts:
-        end = begin + len(found.ids)
-        np.add(found.ids, offset, out=result.ids[begin:end])
-        result.weights[begin:end] = found.weights
-        result.word_of[begin:end] = np.repeat(numbers, found.counts)
+    for offset, part, numbers in parts:
+        end = begin + len(part.ids)
+        np.add(part.ids, offset, out=result.ids[begin:end])
+        result.weights[begin:end] = part.weights
+        result.word_of[begin:end] = np.repeat(numbers, part.counts)
         begin = end
-    _PATTERNS.put(
-        key, (result.ids, result.weights, result.word_of, np.array(result.words, dtype=object))
-    )
+    for array in (result.ids, result.weights, result.word_of):
+        array.flags.writeable = False  # shared: no caller may change it
+    _PATTERNS.put(key, (result,))
     return result
+
+
+def _kept_pieces_of(
+    parts: list[tuple[int, w3format.SegmentWords, Int32Array]],
+) -> Iterator[KeptPiece]:
+    """Each segment's kept lists, where they stand among the postings."""
+    begin = 0
+    for offset, found, numbers in parts:
+        if found.kept:
+            before = np.cumsum(found.counts) - found.counts  # postings before each word
+            for index, (ids, weights) in sorted(found.kept.items()):
+                yield KeptPiece(
+                    begin + int(before[index]), offset, int(numbers[index]), ids, weights
+                )
+        begin += len(found.ids)
 
 
 def _pattern_parts(q: wq.PatternQuery) -> tuple[str, re.Pattern[str] | None]:
@@ -574,7 +643,7 @@ _TERM_ROWS = _SharedResults(limit=16_384, size=lambda rows: 1)
 _PHRASES = _SharedResults(limit=32 * 1024 * 1024)
 
 # The postings of patterns' words: a short prefix stands for thousands of words.
-_PATTERNS = _SharedResults(limit=64 * 1024 * 1024)
+_PATTERNS = _SharedResults(limit=64 * 1024 * 1024, size=lambda held: held[0].nbytes)
 
 # Posting lists (numbers and weights) of at least _LONG_LIST_POSTINGS documents. With stop
 # words indexed, a pasted sentence scores its common words, each in nearly every record,

@@ -140,7 +140,9 @@ class SearchService:
     def _build_tables(self, gen: Generation, searcher: Searcher) -> None:
         """``gen``'s facet table, author names and spelling words, built if not yet; its
         vectors and the sentence model, where it has vectors."""
-        gen.names(self._facet_table(gen, searcher), full=True)
+        table = self._facet_table(gen, searcher)
+        table.prepare()
+        gen.names(table, full=True)
         gen.spelling(searcher)
         if self._offers_meaning(gen, searcher):
             self._queries.embedder()

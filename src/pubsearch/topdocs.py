@@ -326,11 +326,37 @@ def _pattern_scores(
         if norms is None:
             return None
         scores = np.zeros(size, dtype=np.float64)
-        # What the rest of this function does, each posting in one pass, in order.
-        compiled.add_word_scores(
-            scores, matched, found.ids, found.weights, found.word_of, idfs, norms, k1, q.boost
-        )
+        # What the rest of this function does, each posting in one pass, in order: a run
+        # of the arrays' postings, then a kept list, and so on.
+        begin = 0
+        for piece in (*found.kept, None):
+            end = len(found.ids) if piece is None else piece.at
+            compiled.add_word_scores(
+                scores,
+                matched,
+                found.ids[begin:end],
+                found.weights[begin:end],
+                found.word_of[begin:end],
+                idfs,
+                norms,
+                k1,
+                q.boost,
+            )
+            if piece is not None:
+                compiled.add_scores(
+                    scores,
+                    matched,
+                    piece.offset,
+                    piece.ids,
+                    piece.weights,
+                    norms,
+                    float(idfs[piece.word]),
+                    k1,
+                    q.boost,
+                )
+            begin = end
         return matched, scores
+    found = found.whole()
     matched[found.ids] = True
     if not searcher.schema[fieldname].scorable:
         # A field without lengths (subject:): Whoosh's score is the posting's weight.
@@ -354,7 +380,7 @@ def _pattern_weights(
     """A pattern's words' idfs, each document's length part of BM25 (None when the
     weighting model keeps no B for the field) and K1."""
     # Each word's document frequency is the length of its posting list.
-    dfs = np.bincount(found.word_of, minlength=len(found.words))
+    dfs = found.doc_frequencies()
     idf_array = getattr(weighting, "idf_array", None)
     if idf_array is not None:
         idfs = idf_array(searcher.doc_count_all(), dfs)

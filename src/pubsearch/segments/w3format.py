@@ -38,6 +38,7 @@ import weakref
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from itertools import chain
 from typing import Any
 
@@ -595,12 +596,16 @@ def _block_arrays(matcher: Any) -> tuple[IntArray, FloatArray]:
 @dataclass(frozen=True)
 class SegmentWords:
     """Words of a segment and their posting lists one after another: word ``i``'s
-    postings are ``counts[i]`` long, deleted documents included, numbered in the segment."""
+    postings are ``counts[i]`` long, deleted documents included, numbered in the segment.
+    The lists the segment keeps as arrays are in ``kept`` instead (word ``i``'s numbers
+    and weights; ``counts[i]`` is then 0): a short prefix's common words hold most of its
+    postings, which are then not copied."""
 
     words: list[str]
     ids: IntArray
     weights: FloatArray
     counts: IntArray
+    kept: dict[int, tuple[IntArray, FloatArray]] = dataclass_field(default_factory=dict)
 
 
 def prefix_postings(
@@ -753,16 +758,14 @@ def _prefix_postings_in_c(
             weights.append(np.frombuffer(found_weights, dtype=np.float64))
             counts.append(np.frombuffer(found_counts, dtype=np.int64))
         if stop in kept:
-            kept_ids, kept_weights = kept[stop]
-            ids.append(np.asarray(kept_ids, dtype=np.int64))
-            weights.append(np.asarray(kept_weights, dtype=np.float64))
-            counts.append(np.array([len(kept_ids)], dtype=np.int64))
+            counts.append(np.zeros(1, dtype=np.int64))  # (its postings in kept)
         begin = stop + 1
     return SegmentWords(
         scanned.words,
         np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
         np.concatenate(weights) if weights else np.zeros(0, dtype=np.float64),
         np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64),
+        kept,
     )
 
 
