@@ -248,7 +248,7 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
     assert _by_label(saved) == _by_label(fresh)
 
 
-@pytest.mark.parametrize("share", [0.0, 0.01, 0.3, 0.9, 0.97, 0.999, 1.0])
+@pytest.mark.parametrize("share", [0.0, 0.01, 0.3, 0.65, 0.9, 0.97, 0.999, 1.0])
 def test_counts_of_any_share_of_documents_are_counted_value_by_value(share: float) -> None:
     """Few documents (their own entries), some (every entry tested) or nearly all
     (every document's counts less those left out) count the same."""
