@@ -300,6 +300,7 @@ def _kept_pieces_of(
         if found.kept:
             before = np.cumsum(found.counts) - found.counts  # postings before each word
             for index, (ids, weights) in sorted(found.kept.items()):
+                ids.flags.writeable = weights.flags.writeable = False  # shared, as below
                 yield KeptPiece(
                     begin + int(before[index]), offset, int(numbers[index]), ids, weights
                 )
