@@ -140,16 +140,17 @@ class PackedValues:
             return parts[0]
         if not parts:
             return NO_VALUES
-        starts: list[IntArray] = []
-        ends: list[IntArray] = []
-        shift = 0
-        for part in parts:
-            starts.append(part.starts + shift)
-            ends.append(part.ends + shift)
+        size = sum(len(part) for part in parts)
+        starts = np.empty(size, dtype=np.int64)
+        ends = np.empty(size, dtype=np.int64)
+        shift = begin = 0
+        for part in parts:  # each part's bounds moved by the bytes before it, in place
+            end = begin + len(part)
+            np.add(part.starts, shift, out=starts[begin:end])
+            np.add(part.ends, shift, out=ends[begin:end])
             shift += len(part.joined)
-        return cls(
-            b"".join(part.joined for part in parts), np.concatenate(starts), np.concatenate(ends)
-        )
+            begin = end
+        return cls(b"".join(part.joined for part in parts), starts, ends)
 
     def __len__(self) -> int:
         return len(self.starts)
