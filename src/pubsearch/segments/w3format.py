@@ -657,13 +657,11 @@ def prefix_postings(
             np.asarray(inline_ids, dtype=np.int64),
             np.asarray(list(inline_weights), dtype=np.float64),
         )
-    if opened.kept is not None:
-        long = hotlists.threshold(segment.doc_count_all())
-        for number in [n for n, frequency in frequencies.items() if frequency >= long]:
-            found = opened.kept.get(fieldname, words[number].encode("utf-8"))
-            if found is not None:
-                lists[number] = found
-                del extents[number]
+    numbers = np.fromiter(frequencies, dtype=np.int64, count=len(frequencies))
+    counts = np.fromiter(frequencies.values(), dtype=np.int64, count=len(frequencies))
+    for number, found in _kept_words(segment, opened, fieldname, words, numbers, counts).items():
+        lists[number] = found
+        del extents[number]
     first = min((o for o, _ in extents.values()), default=0)
     end = max((o + n for o, n in extents.values()), default=0)
     joined = terms._postfile.get(first, end - first) if extents else b""
@@ -704,6 +702,28 @@ def prefix_postings(
     )
 
 
+def _kept_words(
+    segment: Any,
+    opened: _SegmentFiles,
+    fieldname: str,
+    words: list[str],
+    numbers: IntArray,
+    frequencies: IntArray,
+) -> dict[int, tuple[IntArray, FloatArray]]:
+    """The lists the segment keeps as arrays (see :func:`kept_lists`) of the words
+    ``words[numbers[i]]`` whose document frequency (``frequencies[i]``) is long enough
+    to be kept, by their number."""
+    if opened.kept is None:
+        return {}
+    long = hotlists.threshold(segment.doc_count_all())
+    kept: dict[int, tuple[IntArray, FloatArray]] = {}
+    for number in numbers[frequencies >= long].tolist():
+        found = opened.kept.get(fieldname, words[number].encode("utf-8"))
+        if found is not None:
+            kept[number] = found
+    return kept
+
+
 def _prefix_postings_in_c(
     segment: Any,
     opened: _SegmentFiles,
@@ -730,13 +750,8 @@ def _prefix_postings_in_c(
     if pattern is not None:
         fits = [i for i, word in enumerate(scanned.words) if pattern.fullmatch(word)]
         scanned = scanned.only(np.array(fits, dtype=np.int64))
-    kept: dict[int, tuple[IntArray, FloatArray]] = {}
-    if opened.kept is not None:
-        long = hotlists.threshold(segment.doc_count_all())
-        for number in np.flatnonzero(scanned.frequencies >= long).tolist():
-            found = opened.kept.get(fieldname, scanned.words[number].encode("utf-8"))
-            if found is not None:
-                kept[number] = found
+    every = np.arange(len(scanned.words))
+    kept = _kept_words(segment, opened, fieldname, scanned.words, every, scanned.frequencies)
     ids: list[IntArray] = []
     weights: list[FloatArray] = []
     counts: list[IntArray] = []
