@@ -280,6 +280,83 @@ def test_the_terms_table_is_read_as_whoosh_reads_it(tmp_path: Path) -> None:
     ix.close()
 
 
+def test_many_terms_are_looked_up_at_once_as_whoosh_finds_each(
+    tmp_path: Path, low_bound: None
+) -> None:
+    """The rows of many terms in many segments, found together (kept lists' rows with one
+    search, the others with one pass over each terms table, in C where it is built), are
+    those Whoosh's reader gives term by term: terms a segment has, kept or not, and terms
+    it does not have (absent words, a longer word, a prefix, text ending in NUL)."""
+    _build(tmp_path)
+    extra = [
+        Record(id=f"x{i}", title="The theory", abstract="A model of the theory.") for i in (1, 2)
+    ]
+    update_index(tmp_path, extra)
+    ix, reader = _segments(storage.current_generation(tmp_path))  # type: ignore[arg-type]
+    with reader:
+        segments = [segment for segment, _ in reader.leaf_readers()]
+        assert len(segments) == 2
+        for fieldname in ("content", "title", "author", "subject", "nofield"):
+            known = fieldname in reader.schema
+            have = sorted({t for s in segments if known for t, _ in s.iter_field(fieldname)})[::3]
+            texts: list[str | bytes] = [*have, b"zzzq", b"the\0", b"th", b"theory~", b""]
+            found = w3format.term_rows_many(segments, fieldname, texts)
+            for segment, rows in zip(segments, found, strict=True):
+                terms = segment._terms
+                for text, row in zip(texts, rows, strict=True):
+                    expected = (
+                        terms._tindex.get(terms._keycoder(fieldname, text))
+                        if fieldname in terms._fieldmap
+                        else None
+                    )
+                    assert row == expected, (fieldname, text)
+            assert any(row is not None for rows in found for row in rows) == bool(have)
+        kept = w3format.kept_lists(segments[0])
+        assert kept is not None and kept.rows("content", [b"the"]) != [None]
+        many = masks.term_rows_many(reader, "content", ["the", "zzzq", "the", "model"])
+        assert many is not None
+        assert many[0] == many[2] == masks.term_rows(reader, "content", "the")
+        assert many[1] == ()
+        assert [masks.doc_frequency(reader, "content", t) for t in ("the", "model")] == [
+            reader.doc_frequency("content", t) for t in ("the", "model")
+        ]
+        assert masks.doc_frequencies(reader, "content", ["the", "zzzq"]) == [
+            reader.doc_frequency("content", "the"),
+            0,
+        ]
+    ix.close()
+
+
+@pytest.mark.speedups
+def test_many_look_ups_in_c_refuse_what_they_cannot_read(tmp_path: Path) -> None:
+    """Tables of the wrong size, a hash table past the end of the file, and keys that
+    are not bytes are refused with an error, not read."""
+    import os
+
+    from pubsearch import speedups
+
+    compiled = speedups.active()
+    assert compiled is not None
+    path = tmp_path / "table"
+    path.write_bytes(b"\0" * 64)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        tables = np.zeros((256, 2), dtype=np.int64)
+        hashes = np.zeros(1, dtype=np.uint32).tobytes()
+        assert compiled.table_get_many(fd, 0, tables.tobytes(), [b"k"], hashes) == [None]
+        with pytest.raises(ValueError, match="wrong size"):
+            compiled.table_get_many(fd, 0, tables.tobytes()[:-8], [b"k"], hashes)
+        with pytest.raises(ValueError, match="wrong size"):
+            compiled.table_get_many(fd, 0, tables.tobytes(), [b"k", b"j"], hashes)
+        tables[0] = (1_000, 4)  # key hash 0: table 0, past the file's 64 bytes
+        with pytest.raises(ValueError, match="past the end"):
+            compiled.table_get_many(fd, 0, tables.tobytes(), [b"k"], hashes)
+        with pytest.raises(ValueError, match="bytes"):
+            compiled.table_get_many(fd, 0, tables.tobytes(), ["k"], hashes)
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.speedups
 @pytest.mark.parametrize(
     ("fieldname", "pattern"),

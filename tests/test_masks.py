@@ -115,14 +115,14 @@ def test_term_rows_are_looked_up_once_a_generation(
     """Whoosh asks each segment's table three times for a word a query scores (is it
     there, its frequency, its postings): here once, for every searcher of the generation."""
     monkeypatch.setattr(masks, "_TERM_ROWS", masks._SharedResults(limit=2, size=lambda rows: 1))
-    asked: list[str] = []
-    looked_up = w3format.term_row
+    asked: list[str] = []  # a text for each segment it was looked up in
+    looked_up = w3format.term_rows_many
 
-    def counted(segment, fieldname, text):  # type: ignore[no-untyped-def]
-        asked.append(text)
-        return looked_up(segment, fieldname, text)
+    def counted(segments, fieldname, texts):  # type: ignore[no-untyped-def]
+        asked.extend(text for text in texts for _ in segments)
+        return looked_up(segments, fieldname, texts)
 
-    monkeypatch.setattr(w3format, "term_row", counted)
+    monkeypatch.setattr(w3format, "term_rows_many", counted)
     with _searcher(index_dir) as first, _searcher(index_dir) as second:
         segments = len(first.reader().leaf_readers())
         for searcher in (first, second):

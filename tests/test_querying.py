@@ -214,8 +214,9 @@ def test_a_long_text_keeps_its_most_informative_words() -> None:
     everything = parse_text_query(text, SCHEMA)  # without a searcher: every word
     assert everything is not None and len(everything.strict.subqueries) == MAX_BARE_TERMS + 36
 
-    def informativeness(stem: str) -> float:
-        return 0.0 if stem == "w99" else 1.0 + int(stem[1:]) / 1000  # w99: no record has it
+    def informativeness(stems: list[str]) -> list[float]:
+        # w99: no record has it
+        return [0.0 if stem == "w99" else 1.0 + int(stem[1:]) / 1000 for stem in stems]
 
     parsed = parse_text_query(text, SCHEMA, informativeness)
     assert parsed is not None and parsed.relaxed is not None

@@ -304,3 +304,25 @@ def test_scores_added_in_c_are_numpys_to_the_last_bit(
     if in_c is not None and in_numpy is not None:
         assert in_c[0].tolist() == in_numpy[0].tolist()
         assert in_c[1].tobytes() == in_numpy[1].tobytes()  # the same doubles, bit for bit
+
+
+def test_prepared_length_norms_are_the_ones_a_search_uses(searcher, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A server works out each scored field's length part of BM25 before it answers:
+    the very arrays the first search's scores then use, by the documented formula."""
+    from collections import OrderedDict
+
+    from pubsearch import topdocs
+    from pubsearch.schema import SCORED_FIELDS
+
+    monkeypatch.setattr(topdocs, "_NORMS", OrderedDict())
+    reader = searcher.reader()
+    held = {name: field_lengths(reader, name) for name in SCORED_FIELDS}
+    topdocs.prepare_norms(searcher, held.__getitem__, SCORED_FIELDS)
+    assert len(topdocs._NORMS) == len(SCORED_FIELDS) == 3
+    for name in SCORED_FIELDS:
+        avg = searcher.avg_field_length(name)
+        expected = ranking.K1 * ((1 - ranking.B) + ranking.B * held[name] / avg)
+        used = topdocs._length_norms(searcher, held.__getitem__, name, ranking.K1, ranking.B)
+        assert np.array_equal(used, expected)
+        assert any(used is norms for _, norms in topdocs._NORMS.values())
+    assert len(topdocs._NORMS) == 3  # nothing worked out again

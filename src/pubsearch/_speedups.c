@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 /* -- a growing byte buffer ------------------------------------------------------------- */
 
@@ -1910,6 +1911,154 @@ end:
     return result;
 }
 
+/* pread `n` bytes at `at` of `fd` into `out`: 1 when all were read, 0 at the file's end,
+ * -1 (errno set) on an error. */
+static int
+read_at(int fd, void *out, size_t n, int64_t at)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(fd, (char *)out + done, n - done, (off_t)(at + (int64_t)done));
+        if (got < 0) {
+            return -1;
+        }
+        if (got == 0) {
+            return 0;
+        }
+        done += (size_t)got;
+    }
+    return 1;
+}
+
+/* The values of many keys in a W3 terms table (an OrderedHashReader's, within file `fd`
+ * from `base` on), as w3format._TermsTable.get finds one: `tables` is the 256 hash
+ * tables' (start, number of slots) as int64 pairs; `hashes` each key's hash (uint32,
+ * Whoosh's md5_hash). A key's table is its hash's low byte, its first slot the rest of
+ * the hash modulo the slots; each slot (a big-endian uint32 hash and int64 position) is
+ * probed in turn until an empty one, and an item whose key is the key gives its value.
+ * Returns a list: each key's value (bytes) or None. OSError for a failed read,
+ * ValueError for a damaged table. */
+static PyObject *
+table_get_many(PyObject *module, PyObject *args)
+{
+    int fd;
+    long long base;
+    Py_buffer tables, hashes;
+    PyObject *keys;
+    if (!PyArg_ParseTuple(args, "iLy*O!y*", &fd, &base, &tables, &PyList_Type, &keys,
+                          &hashes)) {
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(keys);
+    PyObject *result = NULL;
+    const char *error = NULL;
+    char *item = NULL;
+    size_t item_cap = 0;
+    if (tables.len != 256 * 16 || hashes.len != count * 4) {
+        error = "tables or hashes of the wrong size";
+        goto end;
+    }
+    result = PyList_New(count);
+    if (result == NULL) {
+        goto end;
+    }
+    const int64_t *table = tables.buf;
+    const uint32_t *hash_of = hashes.buf;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *key = PyList_GET_ITEM(keys, k);
+        if (!PyBytes_Check(key)) {
+            error = "keys must be bytes";
+            goto end;
+        }
+        const char *kp = PyBytes_AS_STRING(key);
+        Py_ssize_t klen = PyBytes_GET_SIZE(key);
+        uint32_t keyhash = hash_of[k];
+        int64_t start = table[2 * (keyhash & 255)], slots = table[2 * (keyhash & 255) + 1];
+        PyObject *found = NULL;
+        if (slots > 0) {
+            int64_t slot = (int64_t)((keyhash >> 8) % (uint64_t)slots);
+            for (int64_t probe = 0; probe < slots && found == NULL; probe++) {
+                unsigned char raw[12];
+                int got = read_at(fd, raw, 12, base + start + slot * 12);
+                if (got <= 0) {
+                    if (got == 0) {
+                        error = "a terms table's slot past the end of its file";
+                    } else {
+                        PyErr_SetFromErrno(PyExc_OSError);
+                    }
+                    goto end;
+                }
+                uint32_t slothash = (uint32_t)be_uint(raw, 4);
+                int64_t itempos = (int64_t)be_uint(raw + 4, 8);
+                if (itempos == 0) {
+                    break;
+                }
+                if (slothash == keyhash) {
+                    unsigned char head[8];
+                    got = read_at(fd, head, 8, base + itempos);
+                    if (got <= 0) {
+                        if (got == 0) {
+                            error = "a terms table's item past the end of its file";
+                        } else {
+                            PyErr_SetFromErrno(PyExc_OSError);
+                        }
+                        goto end;
+                    }
+                    int64_t keylen = (int32_t)be_uint(head, 4);
+                    int64_t datalen = (int32_t)be_uint(head + 4, 4);
+                    if (keylen < 0 || datalen < 0) {
+                        error = "a damaged terms table";
+                        goto end;
+                    }
+                    if (keylen == klen) {
+                        size_t want = (size_t)(keylen + datalen);
+                        if (want > item_cap) {
+                            char *bigger = PyMem_Realloc(item, want);
+                            if (bigger == NULL) {
+                                PyErr_NoMemory();
+                                goto end;
+                            }
+                            item = bigger;
+                            item_cap = want;
+                        }
+                        got = read_at(fd, item, want, base + itempos + 8);
+                        if (got <= 0) {
+                            if (got == 0) {
+                                error = "a terms table's item past the end of its file";
+                            } else {
+                                PyErr_SetFromErrno(PyExc_OSError);
+                            }
+                            goto end;
+                        }
+                        if (memcmp(item, kp, (size_t)klen) == 0) {
+                            found = PyBytes_FromStringAndSize(item + keylen, datalen);
+                            if (found == NULL) {
+                                goto end;
+                            }
+                        }
+                    }
+                }
+                slot = slot + 1 < slots ? slot + 1 : 0;
+            }
+        }
+        if (found == NULL) {
+            found = Py_NewRef(Py_None);
+        }
+        PyList_SET_ITEM(result, k, found);
+    }
+end:
+    if (error != NULL) {
+        PyErr_SetString(PyExc_ValueError, error);
+    }
+    if (PyErr_Occurred()) {
+        Py_CLEAR(result);
+    }
+    PyMem_Free(item);
+    PyBuffer_Release(&tables);
+    PyBuffer_Release(&hashes);
+    return result;
+}
+
 /* -- scores, for ranking (topdocs._add_term) ------------------------------------------ */
 
 /* Add one piece of a word's posting list to a query's scores: for each posting i, the
@@ -2060,6 +2209,9 @@ static PyMethodDef methods[] = {
      "    -> (pos, done, words, frequencies, offsets, lengths)\n\n"
      "A W3 terms table's words from a prefix on, with their rows' figures; see\n"
      "w3format.prefix_postings."},
+    {"table_get_many", table_get_many, METH_VARARGS,
+     "table_get_many(fd, base, tables, keys, hashes) -> [bytes | None, ...]\n\n"
+     "Many keys' values in a W3 terms table; see w3format._TermsTable.get_many."},
     {"add_scores", add_scores, METH_VARARGS,
      "add_scores(total, seen, offset, ids, tfs, norms, idf, k1, boost) -> None\n\n"
      "A piece of a word's postings added to a query's scores; see topdocs._add_term."},

@@ -5,6 +5,7 @@ words, document frequencies, vectors); and each thread's searcher on it."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,12 +104,19 @@ class Generation:
             return self._meaning
 
     def doc_frequency(self, searcher: Searcher, stem: str) -> int:
-        found = self.frequencies.get(stem)
-        if found is None:
-            # From the terms' rows the generation keeps (one read a segment), not through
-            # Whoosh's table reader: a pasted abstract asks this of some 300 words.
-            found = masks.doc_frequency(searcher.reader(), DEFAULT_FIELD, stem)
-            self.frequencies[stem] = found
-            if len(self.frequencies) > MAX_KEPT_FREQUENCIES:
-                self.frequencies.clear()
-        return found
+        return self.doc_frequencies(searcher, [stem])[0]
+
+    def doc_frequencies(self, searcher: Searcher, stems: Sequence[str]) -> list[int]:
+        """How many records have each of ``stems`` in their title or abstract. From the
+        terms' rows the generation keeps, those not kept yet looked up together (a
+        pasted abstract asks this of some 300 words, in each segment)."""
+        kept = self.frequencies  # (another thread may clear it meanwhile)
+        known = {stem: df for stem in stems if (df := kept.get(stem)) is not None}
+        missing = [stem for stem in dict.fromkeys(stems) if stem not in known]
+        if missing:
+            found = masks.doc_frequencies(searcher.reader(), DEFAULT_FIELD, missing)
+            known.update(zip(missing, found, strict=True))
+            if len(kept) + len(missing) > MAX_KEPT_FREQUENCIES:
+                kept.clear()
+            kept.update(zip(missing, found, strict=True))
+        return [known[stem] for stem in stems]

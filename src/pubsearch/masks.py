@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -354,24 +354,62 @@ def term_rows(
     reader: Any, fieldname: str, text: str | bytes
 ) -> tuple[tuple[int, bytes], ...] | None:
     """``(leaf number, row)`` of each of ``reader``'s segments that has ``fieldname:text``
-    (see :func:`w3format.term_row`), or None when a segment is not whoosh3's. Kept for
-    the generation: at 1,000,000 records an index has some 34 segments, and Whoosh looks a
-    term up in each of them three times (is it there, its frequency, its postings), some
-    20 ms of every query."""
-    key = (segments_key(reader), fieldname, text)
-    found = _TERM_ROWS.get(key)
-    if found is not None:
-        return found
-    try:
-        rows = tuple(
-            (number, row)
-            for number, (segment, _) in enumerate(reader.leaf_readers())
-            if (row := w3format.term_row(segment, fieldname, text)) is not None
-        )
-    except w3format.NotWhoosh3:
-        return None
-    _TERM_ROWS.put(key, rows)
-    return rows
+    (see :func:`w3format.term_rows_many`), or None when a segment is not whoosh3's. Kept
+    for the generation: at 1,000,000 records an index has some 34 segments, and Whoosh
+    looks a term up in each of them three times (is it there, its frequency, its
+    postings), some 20 ms of every query."""
+    many = term_rows_many(reader, fieldname, [text])
+    return None if many is None else many[0]
+
+
+def term_rows_many(
+    reader: Any, fieldname: str, texts: Sequence[str | bytes]
+) -> list[tuple[tuple[int, bytes], ...]] | None:
+    """:func:`term_rows` of each of ``texts``: those not kept for the generation yet
+    looked up together, a segment at a time."""
+    segments = segments_key(reader)
+    found: list[tuple[tuple[int, bytes], ...] | None] = [
+        _TERM_ROWS.get((segments, fieldname, text)) for text in texts
+    ]
+    missing = list(dict.fromkeys(t for t, rows in zip(texts, found, strict=True) if rows is None))
+    if missing:
+        having: dict[str | bytes, list[tuple[int, bytes]]] = {text: [] for text in missing}
+        leaves = [segment for segment, _ in reader.leaf_readers()]
+        try:
+            by_segment = w3format.term_rows_many(leaves, fieldname, missing)
+        except w3format.NotWhoosh3:
+            return None
+        for number, segment_rows in enumerate(by_segment):
+            for text, row in zip(missing, segment_rows, strict=True):
+                if row is not None:
+                    having[text].append((number, row))
+        for text, rows in having.items():
+            _TERM_ROWS.put((segments, fieldname, text), tuple(rows))
+        found = [
+            rows if rows is not None else tuple(having[text])
+            for text, rows in zip(texts, found, strict=True)
+        ]
+    return cast(list[tuple[tuple[int, bytes], ...]], found)
+
+
+def look_up_terms(reader: Any, terms: Iterable[tuple[str, str | bytes]]) -> None:
+    """Look up the rows of many ``(fieldname, text)`` terms together (see
+    :func:`term_rows_many`), ahead of the searches that will ask for each: a query of
+    many words asks some 40 segments for each of them."""
+    by_field: dict[str, list[str | bytes]] = {}
+    for fieldname, text in terms:
+        by_field.setdefault(fieldname, []).append(text)
+    for fieldname, texts in by_field.items():
+        if len(texts) > 1:
+            term_rows_many(reader, fieldname, texts)
+
+
+def doc_frequencies(reader: Any, fieldname: str, texts: Sequence[str | bytes]) -> list[int]:
+    """:func:`doc_frequency` of each of ``texts``, their rows looked up all at once."""
+    many = term_rows_many(reader, fieldname, texts)
+    if many is None:
+        return [int(reader.doc_frequency(fieldname, text)) for text in texts]
+    return [sum(w3format.row_doc_frequency(row) for _, row in rows) for rows in many]
 
 
 def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:

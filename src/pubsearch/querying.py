@@ -108,8 +108,9 @@ COMMON_WORDS = frozenset(STOP_WORDS)
 MIN_STRICT_MATCHES = 10
 
 
-# How informative a bare word's stem is (its idf; 0 for a word no record has).
-Informativeness = Callable[[str], float]
+# How informative each of some bare words' stems is (its idf; 0 for a word no record
+# has), asked of all a long text's stems at once.
+Informativeness = Callable[[list[str]], list[float]]
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,11 @@ class _Compiler:
     ) -> dict[str, float]:
         """The :data:`MAX_BARE_TERMS` stems that say most: by idf, times 1 + the log of
         how often the text has them."""
-        score = {stem: informativeness(stem) * (1 + math.log(counts[stem])) for stem in boosts}
+        stems = list(boosts)
+        score = {
+            stem: said * (1 + math.log(counts[stem]))
+            for stem, said in zip(stems, informativeness(stems), strict=True)
+        }
         kept = set(sorted(boosts, key=lambda s: (-score[s], s))[:MAX_BARE_TERMS])
         self.notices.append(
             f"The text has {len(boosts):,} different words; it was searched by the "

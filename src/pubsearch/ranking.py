@@ -27,7 +27,7 @@ import numpy.typing as npt
 from whoosh import query as wq
 from whoosh import scoring
 
-from pubsearch.masks import doc_frequency
+from pubsearch.masks import doc_frequencies, doc_frequency
 from pubsearch.schema import DEFAULT_FIELD, content_text
 
 # The usual BM25 constants; on SciFact's train queries K1 in 0.9..1.5 and B in 0.4..0.75
@@ -72,9 +72,11 @@ def feedback_query(searcher: Any, docnum: int, length: float) -> wq.Query | None
         return None
     avg = searcher.avg_field_length(DEFAULT_FIELD) or 1.0
     norm = K1 * (1 - B + B * length / avg)
+    docs = searcher.doc_count_all()
+    dfs = doc_frequencies(searcher.reader(), DEFAULT_FIELD, list(counts))
     weights = {
-        word: searcher.idf(DEFAULT_FIELD, word) * tf * (K1 + 1) / (tf + norm)
-        for word, tf in counts.items()
+        word: idf(docs, df) * tf * (K1 + 1) / (tf + norm)
+        for (word, tf), df in zip(counts.items(), dfs, strict=True)
     }
     heaviest = sorted(weights, key=lambda w: (-weights[w], w))[:FEEDBACK_TERMS]
     return wq.Or([wq.Term(DEFAULT_FIELD, word, boost=weights[word]) for word in heaviest])

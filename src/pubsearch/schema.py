@@ -57,6 +57,9 @@ def content_text(title: str, abstract: str) -> str:
 # content_text's parts, (field, times) a line each: the bulk writer makes ``content``'s
 # postings from theirs.
 CONTENT_PARTS = (("title", TITLE_WEIGHT), ("abstract", 1))
+# The text fields a search of words scores (each part, and the combined field for the
+# feedback from the best match).
+SCORED_FIELDS = (*(name for name, _ in CONTENT_PARTS), DEFAULT_FIELD)
 
 
 def name_analyzer() -> analysis.Analyzer:

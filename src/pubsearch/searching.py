@@ -45,10 +45,16 @@ from pubsearch.records import Record, fold
 from pubsearch.related import more_like, shared_words
 from pubsearch.request import Mode, SearchRequest, check_sort
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
-from pubsearch.schema import DEFAULT_FIELD
+from pubsearch.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.segments import w3format
 from pubsearch.spelling import worth_correcting
-from pubsearch.topdocs import documents_by_count, documents_by_year, field_lengths, top_documents
+from pubsearch.topdocs import (
+    documents_by_count,
+    documents_by_year,
+    field_lengths,
+    prepare_norms,
+    top_documents,
+)
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -138,12 +144,14 @@ class SearchService:
             searcher.close()
 
     def _build_tables(self, gen: Generation, searcher: Searcher) -> None:
-        """``gen``'s facet table, author names and spelling words, built if not yet; its
-        vectors and the sentence model, where it has vectors."""
+        """``gen``'s facet table, author names, spelling words and the length part of the
+        scores of its text fields, built if not yet; its vectors and the sentence model,
+        where it has vectors."""
         table = self._facet_table(gen, searcher)
         table.prepare()
         gen.names(table, full=True)
         gen.spelling(searcher)
+        prepare_norms(searcher, self._lengths(searcher), SCORED_FIELDS)
         if self._offers_meaning(gen, searcher):
             self._queries.embedder()
 
@@ -391,9 +399,10 @@ class SearchService:
 
         gen = self._current_generation()
 
-        def informativeness(stem: str) -> float:
-            df = gen.doc_frequency(searcher, stem)
-            return ranking.idf(searcher.doc_count_all(), df) if df else 0.0
+        def informativeness(stems: list[str]) -> list[float]:
+            count = searcher.doc_count_all()
+            dfs = gen.doc_frequencies(searcher, stems)
+            return [ranking.idf(count, df) if df else 0.0 for df in dfs]
 
         def names(typed: str) -> wq.Query | None:
             ids = gen.names(table).find(typed)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from pubsearch.masks import (
     DocumentSet,
     FloatArray,
     PatternPostings,
+    look_up_terms,
     numeric_terms,
     pattern_postings,
     phrase_docs,
@@ -406,6 +407,10 @@ def _joined_scores(
     hits = np.zeros(size, dtype=np.uint16) if conjunction else None
     seen: npt.NDArray[np.bool_] | npt.NDArray[np.uint16] = hits if hits is not None else matched
     words = 0
+    look_up_terms(
+        searcher.reader(),
+        [(sub.fieldname, sub.text) for sub in q.subqueries if type(sub) is wq.Term],
+    )
     for sub in q.subqueries:
         if type(sub) is wq.Term and isinstance(sub.text, str):  # (not year:2021's)
             if not _add_term(searcher, weighting, sub, lengths, total, seen):
@@ -497,6 +502,20 @@ def _add_term(
 _NORMS: OrderedDict[tuple[int, float, float, float], tuple[FloatArray, FloatArray]] = OrderedDict()
 _NORMS_KEPT = 4
 _NORMS_LOCK = threading.Lock()
+
+
+def prepare_norms(searcher: Any, lengths: Lengths, fieldnames: Sequence[str]) -> None:
+    """Work out the length part of BM25 of each of ``fieldnames`` for ``searcher``'s
+    weighting, as the first search scoring the field would (a server does this before it
+    answers: at 1,000,000 records, reading a field's lengths and working out its part
+    takes some 30 ms)."""
+    weighting = searcher.weighting
+    for fieldname in fieldnames:
+        if fieldname not in searcher.schema or not searcher.schema[fieldname].scorable:
+            continue
+        b = w3format.bm25_b(weighting, searcher, fieldname, "")
+        if b is not None:
+            _length_norms(searcher, lengths, fieldname, float(weighting.K1), b)
 
 
 def _length_norms(

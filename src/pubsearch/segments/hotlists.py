@@ -232,6 +232,20 @@ class HotLists:
         found = self._find(fieldname, text)
         return None if found is None else found[0].rows[found[1]].tobytes()
 
+    def rows(self, fieldname: str, texts: Sequence[bytes]) -> list[bytes | None]:
+        """:meth:`row` of each of ``texts``, found with one search."""
+        lists = self._fields.get(fieldname)
+        if lists is None or not texts:
+            return [None] * len(texts)
+        wanted = np.array(texts, dtype=np.bytes_)
+        at = np.minimum(lists.texts.searchsorted(wanted), len(lists.texts) - 1)
+        # (a text ending in NUL is never found, as with row)
+        hit = (lists.texts[at] == wanted) & np.fromiter(
+            (not text.endswith(b"\0") for text in texts), dtype=np.bool_, count=len(texts)
+        )
+        pairs = zip(at.tolist(), hit.tolist(), strict=True)
+        return [lists.rows[i].tobytes() if h else None for i, h in pairs]
+
     def get(self, fieldname: str, text: bytes) -> tuple[IntArray, FloatArray] | None:
         """The document numbers (in the segment) and weights of ``fieldname:text``'s
         postings, or None when the list is not kept here."""

@@ -176,7 +176,7 @@ def segment_postings(
     """The posting list of ``fieldname:text`` in ``segment`` (which has the term), deleted
     documents included: its document numbers in the segment, its weights, and with
     ``with_values`` its values (encoded positions), each block read once. ``row``: the
-    term's row in the segment (:func:`term_row`), when the caller has it.
+    term's row in the segment (:func:`term_rows_many`), when the caller has it.
 
     From the list's bytes in one read where it is a run of W3 blocks (:func:`raw_list`),
     else a block at a time from Whoosh's W3 matcher (decoded with numpy: Whoosh's
@@ -295,6 +295,7 @@ class _TermsTable:
         self.base = base  # where the table starts in the file
         self.tables = tables  # each hash table's start and number of slots
         self.end = end  # where the items end (the hash tables follow)
+        self._packed_tables = np.asarray(tables, dtype=np.int64).reshape(-1, 2).tobytes()
         weakref.finalize(self, os.close, fd)
 
     def get(self, key: bytes) -> bytes | None:
@@ -321,6 +322,18 @@ class _TermsTable:
                     return item[head + keylen : head + keylen + datalen]
             slot = slot + 1 if slot + 1 < slots else 0
         return None
+
+    def get_many(self, keys: list[bytes], hashes: bytes) -> list[bytes | None]:
+        """:meth:`get` of each key (``hashes``: their ``md5_hash``, as uint32), in one C
+        call where the speedups are built (a pasted abstract asks some 300 words of each
+        of a generation's segments)."""
+        compiled = speedups.active()
+        if compiled is None or len(self.tables) != 256:
+            return [self.get(key) for key in keys]
+        found: list[bytes | None] = compiled.table_get_many(
+            self.fd, self.base, self._packed_tables, keys, hashes
+        )
+        return found
 
     def items_from(self, pos: int) -> Iterator[tuple[bytes, bytes]]:
         """The keys and values of the items from position ``pos`` on, in order, read
@@ -420,30 +433,57 @@ class NotWhoosh3(Exception):
     turned off): ask Whoosh instead."""
 
 
-def term_row(segment: Any, fieldname: str, text: str | bytes) -> bytes | None:
-    """The row of ``fieldname:text`` in a whoosh3 segment's terms table (the term's
-    statistics, then where its posting list lies or the postings themselves), or None when
-    the segment does not have the term. One look-up in the table's hash: Whoosh asks it once
-    to know if the term is there, again for its frequency and again for its postings.
-    Raises NotWhoosh3 for a segment of another codec."""
-    terms = getattr(segment, "_terms", None)
-    if not isinstance(terms, W3TermsReader) or not fast_paths():
-        raise NotWhoosh3(fieldname)
-    if fieldname not in terms._fieldmap:
-        return None
-    tbytes = segment._text_to_bytes(fieldname, text)
-    opened = _opened(segment)
-    if opened.kept is not None and (row := opened.kept.row(fieldname, tbytes)) is not None:
-        return row
-    key = terms._keycoder(fieldname, tbytes)
-    if opened.table is not None:
-        return opened.table.get(key)
-    found: bytes | None = terms._tindex.get(key)
-    return found
+def term_rows_many(
+    segments: list[Any], fieldname: str, texts: list[str | bytes]
+) -> list[list[bytes | None]]:
+    """The row of each of ``texts`` (of ``fieldname``) in the terms table of each of
+    ``segments`` (whoosh3 segments): the term's statistics, then where its posting list
+    lies or the postings themselves; None where the segment does not have the term. One
+    look-up in the table's hash (Whoosh asks it once to know if the term is there, again
+    for its frequency and again for its postings): in a segment, the rows of the lists it
+    keeps as arrays are found with one search of its words, the others' with one call
+    (:meth:`_TermsTable.get_many`); each text's key and hash are made once. Raises
+    NotWhoosh3 for a segment of another codec."""
+    tbytes: list[bytes] = []
+    schema = None
+    keys: dict[int, tuple[list[bytes], npt.NDArray[np.uint32]]] = {}  # by field number
+    out: list[list[bytes | None]] = []
+    for segment in segments:
+        terms = getattr(segment, "_terms", None)
+        if not isinstance(terms, W3TermsReader) or not fast_paths():
+            raise NotWhoosh3(fieldname)
+        if fieldname not in terms._fieldmap:
+            out.append([None] * len(texts))
+            continue
+        if segment.schema is not schema:
+            schema = segment.schema
+            tbytes = [segment._text_to_bytes(fieldname, text) for text in texts]
+            keys.clear()
+        opened = _opened(segment)
+        rows: list[bytes | None] = (
+            opened.kept.rows(fieldname, tbytes) if opened.kept is not None else [None] * len(texts)
+        )
+        out.append(rows)
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if not missing:
+            continue
+        number = terms._fieldmap[fieldname]
+        if number not in keys:
+            every = [terms._keycoder(fieldname, b) for b in tbytes]
+            hashed = map(filetables.md5_hash, every)
+            keys[number] = (every, np.fromiter(hashed, dtype=np.uint32, count=len(every)))
+        every, hashes = keys[number]
+        if opened.table is not None:
+            found = opened.table.get_many([every[i] for i in missing], hashes[missing].tobytes())
+        else:
+            found = [terms._tindex.get(every[i]) for i in missing]
+        for i, row in zip(missing, found, strict=True):
+            rows[i] = row
+    return out
 
 
 def row_doc_frequency(row: bytes) -> int:
-    """The number of documents (deleted ones included) in a term's row (see term_row):
+    """The number of documents (deleted ones included) in a term's row (see term_rows_many):
     W3TermInfo's statistics are a flag byte, the total weight (float) and then this."""
     return int.from_bytes(row[5:9], "big")
 
@@ -465,7 +505,7 @@ def raw_list(
     terms = getattr(segment, "_terms", None)
     if not isinstance(terms, W3TermsReader):
         return None
-    if row is None:  # not given (see term_row): looked up
+    if row is None:  # not given (see term_rows_many): looked up
         tbytes = segment._text_to_bytes(fieldname, text)
         row = terms._tindex.get(terms._keycoder(fieldname, tbytes))
     stats = W3TermInfo._struct.size
