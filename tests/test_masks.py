@@ -222,6 +222,33 @@ def test_sorted_common_is_the_intersection(a: np.ndarray, b: np.ndarray) -> None
     assert _sorted_common(a, b).tolist() == np.intersect1d(a, b).tolist()
 
 
+@given(_SORTED_SETS, _SORTED_SETS)
+def test_common_indices_are_where_both_have_a_number(a: np.ndarray, b: np.ndarray) -> None:  # type: ignore[type-arg]
+    """In C (a merge that gallops) and with numpy, the same indices: the definition's."""
+    want = [(i, j) for i, x in enumerate(a.tolist()) for j, y in enumerate(b.tolist()) if x == y]
+    in_a, in_b = masks._common_indices(a, b)
+    assert list(zip(in_a.tolist(), in_b.tolist(), strict=True)) == want
+    if speedups.compiled is not None:
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(speedups, "enabled", False)
+            plain = masks._common_indices(a, b)
+        assert [x.tolist() for x in plain] == [in_a.tolist(), in_b.tolist()]
+
+
+@pytest.mark.speedups
+def test_common_indices_in_c_gallop_and_refuse_unsorted_numbers() -> None:
+    assert speedups.compiled is not None, "the C speedups were not built"
+    long = np.arange(0, 3_000_000, 3, dtype=np.int64)
+    short = np.array([-5, 0, 4, 299_999, 300_000, 2_999_997, 5_000_000], dtype=np.int64)
+    for a, b in ((short, long), (long, short)):
+        in_a, in_b = (np.frombuffer(x, np.int64) for x in speedups.compiled.common_indices(a, b))
+        assert a[in_a].tolist() == b[in_b].tolist() == [0, 300_000, 2_999_997]
+    with pytest.raises(ValueError, match="not rising"):
+        speedups.compiled.common_indices(np.array([3, 2], dtype=np.int64), long)
+    with pytest.raises(ValueError, match="int64"):
+        speedups.compiled.common_indices(b"abc", long)
+
+
 @pytest.mark.parametrize("text", ["batch size", "large batch training", "large batch"])
 def test_phrases_match_the_same_with_positions_out_of_order(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch, text: str
@@ -269,6 +296,37 @@ def test_phrases_match_the_same_in_c_as_with_arrays(
             assert in_c.tolist() == with_arrays.tolist(), field
             matched += len(in_c)
     assert matched > 0
+
+
+@pytest.mark.parametrize("slop", [1, 3])
+def test_phrases_across_segments_match_what_whoosh_matches(index_dir: Path, slop: int) -> None:
+    """A phrase is matched a segment at a time: segments lacking a word, or having both
+    words only in different records, match nothing; deleted records are left to the
+    caller (as Whoosh leaves them out, so are they here before comparing)."""
+    updates = [
+        [Record(id="u1", title="Batch", abstract="Only batch here, size elsewhere.")],
+        [Record(id="u2", title="Size", abstract="The size of it.")],
+        [
+            Record(id="u3", title="Batch size", abstract="A batch size and a size batch."),
+            Record(id="u4", title="Batch", abstract="Batch normalisation of the size."),
+        ],
+        [Record(id="u3", title="Batch size again", abstract="A large batch size.")],  # replaced
+    ]
+    for records in updates:
+        update_index(index_dir, records)
+    with _searcher(index_dir) as searcher:
+        reader = searcher.reader()
+        assert len(reader.leaf_readers()) > 2 and reader.has_deletions()
+        matched = 0
+        for field in ("title", "abstract"):
+            for text in ("batch size", "size batch", "batch size of", "of the size"):
+                words = tuple(searcher.schema[field].analyzer.words(text))
+                docs = masks._phrase_docs(reader, field, words, slop)
+                live = [d for d in docs.tolist() if not reader.is_deleted(d)]
+                q = wq.Phrase(field, list(words), slop=slop)
+                assert live == sorted(searcher.docs_for_query(q)), (field, text)
+                matched += len(live)
+        assert matched > 3
 
 
 def _fits_by_definition(positions: list[list[list[int]]], slop: int) -> list[bool]:
@@ -358,7 +416,8 @@ def test_position_table_decodes_what_whoosh_encodes(
     values = [fmt.encode(p) for p in made] + [fmt.encode([1, 2])[:-1]]
     with _searcher(index_dir) as searcher:
         for word in ("batch", "train", "network"):
-            values += masks._postings_with_values(searcher.reader(), "abstract", word)[1].as_list()
+            for _, _, piece in masks._postings_with_values(searcher.reader(), "abstract", word):
+                values += piece.as_list()
     assert len(values) > 20
     owners, positions = w3format.position_table(values)
     want_owners: list[int] = []

@@ -2059,6 +2059,101 @@ end:
     return result;
 }
 
+/* Where two sorted arrays of distinct int64 (posting lists' document numbers) have the
+ * same number: for each such number, its index in `a` and in `b`, in order (int64 bytes
+ * each). A merge, galloping through the longer array when one is much shorter.
+ * ValueError when either array is not rising. */
+static PyObject *
+common_indices(PyObject *module, PyObject *args)
+{
+    Py_buffer a, b;
+    if (!PyArg_ParseTuple(args, "y*y*", &a, &b)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Buf ia = {0}, ib = {0};
+    const char *error = NULL;
+    if (a.len % 8 || b.len % 8) {
+        error = "arrays of int64 expected";
+        goto end;
+    }
+    const int64_t *x = a.buf, *y = b.buf;
+    Py_ssize_t n = a.len / 8, m = b.len / 8;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (x[i] <= x[i - 1]) {
+            error = "numbers not rising";
+            goto end;
+        }
+    }
+    for (Py_ssize_t j = 1; j < m; j++) {
+        if (y[j] <= y[j - 1]) {
+            error = "numbers not rising";
+            goto end;
+        }
+    }
+    Py_ssize_t i = 0, j = 0;
+    while (i < n && j < m) {
+        if (x[i] == y[j]) {
+            int64_t pi = i, pj = j;
+            if (buf_put(&ia, &pi, 8) < 0 || buf_put(&ib, &pj, 8) < 0) {
+                goto end;
+            }
+            i++;
+            j++;
+        } else if (x[i] < y[j]) {
+            /* gallop: the first i with x[i] >= y[j] */
+            Py_ssize_t step = 1, lo = i, hi = i + 1;
+            while (hi < n && x[hi] < y[j]) {
+                lo = hi;
+                step *= 2;
+                hi = i + step;
+            }
+            if (hi > n) {
+                hi = n;
+            }
+            while (lo < hi) { /* x[lo] < y[j]; find first >= in (lo, hi] */
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (x[mid] < y[j]) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            i = lo;
+        } else {
+            Py_ssize_t step = 1, lo = j, hi = j + 1;
+            while (hi < m && y[hi] < x[i]) {
+                lo = hi;
+                step *= 2;
+                hi = j + step;
+            }
+            if (hi > m) {
+                hi = m;
+            }
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (y[mid] < x[i]) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            j = lo;
+        }
+    }
+    result = Py_BuildValue("(y#y#)", ia.data ? ia.data : "", ia.len, ib.data ? ib.data : "",
+                           ib.len);
+end:
+    if (error != NULL) {
+        PyErr_SetString(PyExc_ValueError, error);
+    }
+    buf_free(&ia);
+    buf_free(&ib);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
 /* -- scores, for ranking (topdocs._add_term) ------------------------------------------ */
 
 /* Add one piece of a word's posting list to a query's scores: for each posting i, the
@@ -2212,6 +2307,9 @@ static PyMethodDef methods[] = {
     {"table_get_many", table_get_many, METH_VARARGS,
      "table_get_many(fd, base, tables, keys, hashes) -> [bytes | None, ...]\n\n"
      "Many keys' values in a W3 terms table; see w3format._TermsTable.get_many."},
+    {"common_indices", common_indices, METH_VARARGS,
+     "common_indices(a, b) -> (in_a, in_b), int64 bytes each\n\n"
+     "Where two rising int64 arrays have the same numbers; see masks._common_indices."},
     {"add_scores", add_scores, METH_VARARGS,
      "add_scores(total, seen, offset, ids, tfs, norms, idf, k1, boost) -> None\n\n"
      "A piece of a word's postings added to a query's scores; see topdocs._add_term."},

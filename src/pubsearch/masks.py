@@ -21,6 +21,7 @@ import numpy.typing as npt
 from whoosh import fields
 from whoosh import query as wq
 
+from pubsearch import speedups
 from pubsearch.facets import BoolArray, Int32Array, IntArray
 from pubsearch.segments import w3format
 
@@ -536,15 +537,17 @@ def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:
 
 def _postings_with_values(
     reader: Any, fieldname: str, text: str
-) -> tuple[IntArray, w3format.PackedValues]:
-    """Document numbers and values (encoded positions) of a posting list, each block read
-    once. Only the numbers and weights are kept for the next :func:`postings` call: the
-    values take many times their memory, and phrase matches are kept instead."""
-    ids, weights, values = _read_postings(reader, fieldname, text, True)
+) -> list[tuple[int, IntArray, w3format.PackedValues]]:
+    """A posting list's pieces, one per segment having the word: the segment's offset,
+    and the document numbers (in the segment) and values (encoded positions) of its
+    postings, each block read once. Only the numbers and weights are kept, whole, for the
+    next :func:`postings` call: the values take many times their memory, and phrase
+    matches are kept instead."""
+    pieces = _read_pieces(reader, fieldname, text, True)
+    ids, weights = _joined(pieces)
     _remember(_recent(), (id(reader), fieldname, text), (reader, ids, weights))
     _share_if_long((segments_key(reader), fieldname, text), ids, weights)
-    assert values is not None
-    return ids, values
+    return [(offset, seg_ids, values) for offset, seg_ids, _, values in pieces]
 
 
 def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
@@ -575,9 +578,19 @@ def _read_postings(
 ) -> tuple[IntArray, FloatArray, w3format.PackedValues | None]:
     """The posting list's document numbers and weights, and with ``with_values`` its
     values (encoded positions), each block read once."""
-    ids: list[IntArray] = []
-    weights: list[FloatArray] = []
-    values: list[w3format.PackedValues] | None = [] if with_values else None
+    pieces = _read_pieces(reader, fieldname, text, with_values)
+    ids, weights = _joined(pieces)
+    if not with_values:
+        return ids, weights, None
+    return ids, weights, w3format.PackedValues.one_after_another([p[3] for p in pieces])
+
+
+def _read_pieces(
+    reader: Any, fieldname: str, text: str | bytes, with_values: bool
+) -> list[tuple[int, IntArray, FloatArray, w3format.PackedValues]]:
+    """The posting list a segment at a time: for each segment having the term, its offset
+    and the document numbers (in the segment), weights and, with ``with_values``, values
+    of its postings."""
     leaves = reader.leaf_readers()
     rows = term_rows(reader, fieldname, text)
     having = (
@@ -585,18 +598,26 @@ def _read_postings(
         if rows is not None
         else [(leaf, None) for leaf in leaves if (fieldname, text) in leaf[0]]
     )
-    for (segment, offset), row in having:
-        seg_ids, seg_weights, seg_values = w3format.segment_postings(
-            segment, fieldname, text, with_values, row
-        )
-        ids.append(seg_ids + offset)
-        weights.append(seg_weights)
-        if values is not None:
-            values.append(seg_values)
-    packed = w3format.PackedValues.one_after_another(values) if values is not None else None
-    if not ids:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), packed
-    return np.concatenate(ids), np.concatenate(weights), packed
+    return [
+        (offset, *w3format.segment_postings(segment, fieldname, text, with_values, row))
+        for (segment, offset), row in having
+    ]
+
+
+def _joined(
+    pieces: list[tuple[int, IntArray, FloatArray, w3format.PackedValues]],
+) -> tuple[IntArray, FloatArray]:
+    """The document numbers (in the index) and weights of a list's pieces, one after
+    another."""
+    size = sum(len(seg_ids) for _, seg_ids, _, _ in pieces)
+    ids = np.empty(size, dtype=np.int64)
+    at = 0
+    for offset, seg_ids, _, _ in pieces:  # each piece's numbers moved in place
+        np.add(seg_ids, offset, out=ids[at : at + len(seg_ids)])
+        at += len(seg_ids)
+    if not pieces:
+        return ids, np.zeros(0, dtype=np.float64)
+    return ids, np.concatenate([weights for _, _, weights, _ in pieces])
 
 
 def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
@@ -697,17 +718,65 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
         return np.zeros(0, dtype=np.int64)  # no two words can be fewer than 1 apart
     if len(words) == 1:
         return postings(reader, fieldname, words[0])[0]
-    candidates: IntArray | None = None
-    lists = []
-    for word in words:
-        ids, word_values = _postings_with_values(reader, fieldname, word)
-        lists.append((ids, word_values))
-        # Posting lists are sorted and without repeats: no sort needed to intersect them.
-        candidates = ids if candidates is None else _sorted_common(candidates, ids)
-        if not len(candidates):
-            return candidates
-    assert candidates is not None
-    values = [_values_for(ids, word_values, candidates) for ids, word_values in lists]
+    # A segment at a time (by offset): the documents having every word so far, and each
+    # word's numbers and values there.
+    # word's values for each of them (where in its list each of them is, and the list's
+    # values).
+    candidates: dict[int, IntArray] = {}
+    lists: dict[int, list[tuple[IntArray, w3format.PackedValues]]] = {}
+    for k, word in enumerate(words):
+        pieces = {
+            offset: (ids, values)
+            for offset, ids, values in _postings_with_values(reader, fieldname, word)
+        }
+        if not k:
+            candidates = {offset: ids for offset, (ids, _) in pieces.items() if len(ids)}
+            lists = {
+                offset: [(np.arange(len(ids)), values)]
+                for offset, (ids, values) in pieces.items()
+                if len(ids)
+            }
+        for offset in list(candidates) if k else ():
+            piece = pieces.get(offset)
+            if piece is None:
+                del candidates[offset], lists[offset]
+                continue
+            in_candidates, in_list = _common_indices(candidates[offset], piece[0])
+            if not len(in_candidates):
+                del candidates[offset], lists[offset]
+                continue
+            candidates[offset] = candidates[offset][in_candidates]
+            lists[offset] = [(at[in_candidates], values) for at, values in lists[offset]]
+            lists[offset].append((in_list, piece[1]))
+        if not candidates:
+            return np.zeros(0, dtype=np.int64)
+    found = [
+        _phrase_in(docs, [values.take(at) for at, values in lists[offset]], slop) + offset
+        for offset, docs in candidates.items()
+    ]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _common_indices(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
+    """Where ``a`` and ``b`` (each sorted, without repeats) have the same numbers: their
+    indices in ``a`` and in ``b``, in order. A merge in C where it is built, else by
+    binary search of ``a``'s numbers in ``b``."""
+    compiled = speedups.active()
+    if compiled is not None:
+        in_a, in_b = compiled.common_indices(
+            np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+        )
+        return np.frombuffer(in_a, dtype=np.int64), np.frombuffer(in_b, dtype=np.int64)
+    at = np.searchsorted(b, a)
+    found = at < len(b)
+    found[found] = b[at[found]] == a[found]
+    return np.flatnonzero(found), at[found]
+
+
+def _phrase_in(candidates: IntArray, values: list[w3format.PackedValues], slop: int) -> IntArray:
+    """Those of ``candidates`` (documents of one segment having every word) where the
+    phrase's words stand in order, at most ``slop`` apart; ``values``: each word's values
+    (encoded positions) in each candidate."""
     fits = w3format.phrase_fits(values, slop)
     if fits is not None:
         return candidates[fits]
@@ -772,15 +841,6 @@ def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
 
 # Larger than any position plus the words of a phrase: (candidate, position) as one number.
 _POSITION_SPAN = 1 << 32
-
-
-def _values_for(
-    ids: IntArray, values: w3format.PackedValues, docs: IntArray
-) -> w3format.PackedValues:
-    """The values of the postings of ``docs``, which must all be in ``ids`` (a posting
-    list's document numbers, ``values`` its values), in the order of ``docs``."""
-    # Document numbers grow along a posting list, segment after segment.
-    return values.take(np.searchsorted(ids, docs))
 
 
 def _is_text_field(searcher: Any, fieldname: str) -> bool:
