@@ -15,7 +15,9 @@ own snapshot), on this machine, one markdown table row:
   prepared as a server is (the shape script gives each its own process);
 * ``pubsearch index --update`` of 1,000 changed records (the facet table then checked);
 * ``pubsearch serve`` (2 processes of 4 threads) after 2,000 requests of
-  ``bench/load.py``'s mix from 8 clients: its RSS (both processes);
+  ``bench/load.py``'s mix from 8 clients: its RSS (both processes; their own memory and
+  the index files' pages they map, each counted in each process that maps it) and its
+  proportional set (the pages shared by the two counted once between them);
 * SQLite FTS5 in the same run: build time and size, and the same faceted queries (GROUP BY).
 
 Data and indexes go under ``--work`` (default /tmp/ps/growth); the synthetic files are kept
@@ -110,6 +112,7 @@ COLUMNS = (
         "sm",
         "{:,.0f} ({:,.0f} / {:,.0f})",
     ),
+    ("server PSS MB (shared pages counted once)", "server_pss_mb", "{:,.0f}"),
     ("SQLite build s (records/s)", "sq", "{:,.0f} ({:,.0f})"),
     ("SQLite MB", "sqlite_mb", "{:,.0f}"),
     ("SQLite faceted p50 / p95 / p99 ms", "sp", "{:.0f} / {:.0f} / {:.0f}"),
@@ -315,7 +318,10 @@ def measure_queries(
     )
     lat = run.tally.latencies
     row.figures.update(
-        server_mb=run.rss_end, server_anon_mb=run.anon_end, server_file_mb=run.file_end
+        server_mb=run.rss_end,
+        server_anon_mb=run.anon_end,
+        server_file_mb=run.file_end,
+        server_pss_mb=run.pss_end,
     )
     row.notes.append(
         f"server: {len(lat):,} requests, {len(lat) / run.wall:.1f}/s, p50 "

@@ -160,6 +160,21 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
     return total + sum(rss_mb(int(child), field) for child in children)
 
 
+def pss_mb(pid: int) -> float:
+    """Proportional memory of ``pid`` and its child processes, in MB: what they take from
+    the machine, each page shared with other processes (the index's mapped files, between
+    the server processes) counted as its share (/proc/PID/smaps_rollup's Pss)."""
+    total = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1]) / 1024
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:  # the process is gone, or the kernel has no rollup
+        return total
+    return total + sum(pss_mb(int(child)) for child in children)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -195,6 +210,8 @@ class LoadResult:
     # At the end: the part of RSS the processes made themselves, and the mapped files.
     anon_end: float = 0.0
     file_end: float = 0.0
+    # ... and the processes' proportional share of the machine's memory (see pss_mb).
+    pss_end: float = 0.0
 
     @property
     def rss_end(self) -> float:
@@ -257,11 +274,12 @@ def run_load(
             t.join()
         samples.append(rss_mb(server.pid))
         anon, mapped = rss_mb(server.pid, "RssAnon"), rss_mb(server.pid, "RssFile")
+        pss = pss_mb(server.pid)
         wall = time.perf_counter() - started
     finally:
         server.terminate()
         server.wait(timeout=30)
-    return LoadResult(tally, wall, rss_start, samples, anon, mapped)
+    return LoadResult(tally, wall, rss_start, samples, anon, mapped, pss)
 
 
 def main() -> None:
@@ -309,7 +327,7 @@ def main() -> None:
         f"server RSS: {rss_start:.0f} MB after warm-up, peak {max(samples or [rss_start]):.0f} MB, "
         f"second half {min(half):.0f}-{max(half):.0f} MB (mean {statistics.mean(half):.0f} MB), "
         f"end {run.rss_end:.0f} MB ({run.anon_end:.0f} MB its own, {run.file_end:.0f} MB "
-        "of mapped files)"
+        f"of mapped files; proportional set {run.pss_end:.0f} MB, shared pages counted once)"
     )
     for error in tally.errors[:10]:
         print("error:", error)

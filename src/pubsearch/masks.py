@@ -719,7 +719,6 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     if len(words) == 1:
         return postings(reader, fieldname, words[0])[0]
     # A segment at a time (by offset): the documents having every word so far, and each
-    # word's numbers and values there.
     # word's values for each of them (where in its list each of them is, and the list's
     # values).
     candidates: dict[int, IntArray] = {}
