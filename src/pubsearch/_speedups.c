@@ -16,6 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1930,14 +1931,78 @@ read_at(int fd, void *out, size_t n, int64_t at)
     return 1;
 }
 
+/* One key's look-up in a terms table (see table_get_many), without the GIL: where its
+ * value lies (*at, *size), or *size = -1 when the table does not have the key. 0 when
+ * done, -1 for a failed read (errno set), -2 for a damaged table or a read past the end of
+ * the file, -3 when out of memory. `item` is a buffer grown as needed. */
+static int
+probe_table(int fd, int64_t base, const int64_t *table, const char *key, Py_ssize_t klen,
+            uint32_t keyhash, char **item, size_t *item_cap, int64_t *at, int64_t *size)
+{
+    *size = -1;
+    int64_t start = table[2 * (keyhash & 255)], slots = table[2 * (keyhash & 255) + 1];
+    if (slots <= 0) {
+        return 0;
+    }
+    int64_t slot = (int64_t)((keyhash >> 8) % (uint64_t)slots);
+    for (int64_t probe = 0; probe < slots; probe++) {
+        unsigned char raw[12];
+        int got = read_at(fd, raw, 12, base + start + slot * 12);
+        if (got <= 0) {
+            return got == 0 ? -2 : -1;
+        }
+        uint32_t slothash = (uint32_t)be_uint(raw, 4);
+        int64_t itempos = (int64_t)be_uint(raw + 4, 8);
+        if (itempos == 0) {
+            return 0;
+        }
+        if (slothash == keyhash) {
+            unsigned char head[8];
+            got = read_at(fd, head, 8, base + itempos);
+            if (got <= 0) {
+                return got == 0 ? -2 : -1;
+            }
+            int64_t keylen = (int32_t)be_uint(head, 4);
+            int64_t datalen = (int32_t)be_uint(head + 4, 4);
+            if (keylen < 0 || datalen < 0) {
+                return -2;
+            }
+            if (keylen == klen) {
+                if ((size_t)keylen > *item_cap) {
+                    char *bigger = realloc(*item, (size_t)keylen);
+                    if (bigger == NULL) {
+                        return -3;
+                    }
+                    *item = bigger;
+                    *item_cap = (size_t)keylen;
+                }
+                if (keylen > 0) {
+                    got = read_at(fd, *item, (size_t)keylen, base + itempos + 8);
+                    if (got <= 0) {
+                        return got == 0 ? -2 : -1;
+                    }
+                }
+                if (memcmp(*item, key, (size_t)klen) == 0) {
+                    *at = base + itempos + 8 + keylen;
+                    *size = datalen;
+                    return 0;
+                }
+            }
+        }
+        slot = slot + 1 < slots ? slot + 1 : 0;
+    }
+    return 0;
+}
+
 /* The values of many keys in a W3 terms table (an OrderedHashReader's, within file `fd`
  * from `base` on), as w3format._TermsTable.get finds one: `tables` is the 256 hash
  * tables' (start, number of slots) as int64 pairs; `hashes` each key's hash (uint32,
  * Whoosh's md5_hash). A key's table is its hash's low byte, its first slot the rest of
  * the hash modulo the slots; each slot (a big-endian uint32 hash and int64 position) is
  * probed in turn until an empty one, and an item whose key is the key gives its value.
- * Returns a list: each key's value (bytes) or None. OSError for a failed read,
- * ValueError for a damaged table. */
+ * The file is read with the GIL released (other threads search meanwhile). Returns a
+ * list: each key's value (bytes) or None. OSError for a failed read, ValueError for a
+ * damaged table. */
 static PyObject *
 table_get_many(PyObject *module, PyObject *args)
 {
@@ -1954,98 +2019,96 @@ table_get_many(PyObject *module, PyObject *args)
     const char *error = NULL;
     char *item = NULL;
     size_t item_cap = 0;
+    const char **key_of = NULL;
+    Py_ssize_t *length_of = NULL;
+    int64_t *at = NULL, *size = NULL;
     if (tables.len != 256 * 16 || hashes.len != count * 4) {
         error = "tables or hashes of the wrong size";
         goto end;
     }
-    result = PyList_New(count);
-    if (result == NULL) {
+    /* The keys, read while the GIL is held; the list (the caller's own) keeps them. */
+    size_t n = (size_t)(count ? count : 1);
+    key_of = PyMem_Malloc(n * sizeof(*key_of));
+    length_of = PyMem_Malloc(n * sizeof(*length_of));
+    at = PyMem_Malloc(n * sizeof(*at));
+    size = PyMem_Malloc(n * sizeof(*size));
+    if (key_of == NULL || length_of == NULL || at == NULL || size == NULL) {
+        PyErr_NoMemory();
         goto end;
     }
-    const int64_t *table = tables.buf;
-    const uint32_t *hash_of = hashes.buf;
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *key = PyList_GET_ITEM(keys, k);
         if (!PyBytes_Check(key)) {
             error = "keys must be bytes";
             goto end;
         }
-        const char *kp = PyBytes_AS_STRING(key);
-        Py_ssize_t klen = PyBytes_GET_SIZE(key);
-        uint32_t keyhash = hash_of[k];
-        int64_t start = table[2 * (keyhash & 255)], slots = table[2 * (keyhash & 255) + 1];
-        PyObject *found = NULL;
-        if (slots > 0) {
-            int64_t slot = (int64_t)((keyhash >> 8) % (uint64_t)slots);
-            for (int64_t probe = 0; probe < slots && found == NULL; probe++) {
-                unsigned char raw[12];
-                int got = read_at(fd, raw, 12, base + start + slot * 12);
-                if (got <= 0) {
-                    if (got == 0) {
-                        error = "a terms table's slot past the end of its file";
-                    } else {
-                        PyErr_SetFromErrno(PyExc_OSError);
-                    }
-                    goto end;
-                }
-                uint32_t slothash = (uint32_t)be_uint(raw, 4);
-                int64_t itempos = (int64_t)be_uint(raw + 4, 8);
-                if (itempos == 0) {
-                    break;
-                }
-                if (slothash == keyhash) {
-                    unsigned char head[8];
-                    got = read_at(fd, head, 8, base + itempos);
-                    if (got <= 0) {
-                        if (got == 0) {
-                            error = "a terms table's item past the end of its file";
-                        } else {
-                            PyErr_SetFromErrno(PyExc_OSError);
-                        }
-                        goto end;
-                    }
-                    int64_t keylen = (int32_t)be_uint(head, 4);
-                    int64_t datalen = (int32_t)be_uint(head + 4, 4);
-                    if (keylen < 0 || datalen < 0) {
-                        error = "a damaged terms table";
-                        goto end;
-                    }
-                    if (keylen == klen) {
-                        size_t want = (size_t)(keylen + datalen);
-                        if (want > item_cap) {
-                            char *bigger = PyMem_Realloc(item, want);
-                            if (bigger == NULL) {
-                                PyErr_NoMemory();
-                                goto end;
-                            }
-                            item = bigger;
-                            item_cap = want;
-                        }
-                        got = read_at(fd, item, want, base + itempos + 8);
-                        if (got <= 0) {
-                            if (got == 0) {
-                                error = "a terms table's item past the end of its file";
-                            } else {
-                                PyErr_SetFromErrno(PyExc_OSError);
-                            }
-                            goto end;
-                        }
-                        if (memcmp(item, kp, (size_t)klen) == 0) {
-                            found = PyBytes_FromStringAndSize(item + keylen, datalen);
-                            if (found == NULL) {
-                                goto end;
-                            }
-                        }
-                    }
-                }
-                slot = slot + 1 < slots ? slot + 1 : 0;
-            }
+        key_of[k] = PyBytes_AS_STRING(key);
+        length_of[k] = PyBytes_GET_SIZE(key);
+    }
+    const int64_t *table = tables.buf;
+    const uint32_t *hash_of = hashes.buf;
+    int failed = 0;
+    char *values = NULL; /* the values found, one after another (at[k]: where each starts) */
+    size_t values_len = 0, values_cap = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < count && !failed; k++) {
+        int64_t where;
+        failed = probe_table(fd, base, table, key_of[k], length_of[k], hash_of[k], &item,
+                             &item_cap, &where, &size[k]);
+        if (failed || size[k] < 0) {
+            continue;
         }
+        if (values_len + (size_t)size[k] > values_cap) {
+            size_t cap = 2 * values_cap + (size_t)size[k] + 4096;
+            char *bigger = realloc(values, cap);
+            if (bigger == NULL) {
+                failed = -3;
+                continue;
+            }
+            values = bigger;
+            values_cap = cap;
+        }
+        int got = size[k] ? read_at(fd, values + values_len, (size_t)size[k], where) : 1;
+        if (got <= 0) {
+            failed = got == 0 ? -2 : -1;
+            continue;
+        }
+        at[k] = (int64_t)values_len;
+        values_len += (size_t)size[k];
+    }
+    Py_END_ALLOW_THREADS
+    if (failed == -1) {
+        PyErr_SetFromErrno(PyExc_OSError);
+    }
+    if (failed) {
+        free(values);
+        values = NULL;
+    }
+    if (failed == -1) {
+        goto end;
+    }
+    if (failed == -2) {
+        error = "a damaged terms table, or one past the end of its file";
+        goto end;
+    }
+    if (failed == -3) {
+        PyErr_NoMemory();
+        goto end;
+    }
+    result = PyList_New(count);
+    if (result == NULL) {
+        goto end;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *found = size[k] < 0 ? Py_NewRef(Py_None)
+                                      : PyBytes_FromStringAndSize(values + at[k], size[k]);
         if (found == NULL) {
-            found = Py_NewRef(Py_None);
+            free(values);
+            goto end;
         }
         PyList_SET_ITEM(result, k, found);
     }
+    free(values);
 end:
     if (error != NULL) {
         PyErr_SetString(PyExc_ValueError, error);
@@ -2053,7 +2116,11 @@ end:
     if (PyErr_Occurred()) {
         Py_CLEAR(result);
     }
-    PyMem_Free(item);
+    free(item);
+    PyMem_Free(key_of);
+    PyMem_Free(length_of);
+    PyMem_Free(at);
+    PyMem_Free(size);
     PyBuffer_Release(&tables);
     PyBuffer_Release(&hashes);
     return result;
