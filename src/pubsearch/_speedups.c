@@ -2126,6 +2126,31 @@ end:
     return result;
 }
 
+/* The first index from `from` on (up to `n`) where the rising `a` reaches `value`, given
+ * a[from] < value: steps doubling until past it, then a binary search of the last step. */
+static Py_ssize_t
+gallop(const int64_t *a, Py_ssize_t from, Py_ssize_t n, int64_t value)
+{
+    Py_ssize_t step = 1, lo = from, hi = from + 1;
+    while (hi < n && a[hi] < value) {
+        lo = hi;
+        step *= 2;
+        hi = from + step;
+    }
+    if (hi > n) {
+        hi = n;
+    }
+    while (lo < hi) { /* the answer is in (lo, hi]: a[lo] < value <= a[hi], or hi == n */
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < value) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 /* Where two sorted arrays of distinct int64 (posting lists' document numbers) have the
  * same number: for each such number, its index in `a` and in `b`, in order (int64 bytes
  * each). A merge, galloping through the longer array when one is much shorter.
@@ -2168,44 +2193,9 @@ common_indices(PyObject *module, PyObject *args)
             i++;
             j++;
         } else if (x[i] < y[j]) {
-            /* gallop: the first i with x[i] >= y[j] */
-            Py_ssize_t step = 1, lo = i, hi = i + 1;
-            while (hi < n && x[hi] < y[j]) {
-                lo = hi;
-                step *= 2;
-                hi = i + step;
-            }
-            if (hi > n) {
-                hi = n;
-            }
-            while (lo < hi) { /* x[lo] < y[j]; find first >= in (lo, hi] */
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (x[mid] < y[j]) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            i = lo;
+            i = gallop(x, i, n, y[j]);
         } else {
-            Py_ssize_t step = 1, lo = j, hi = j + 1;
-            while (hi < m && y[hi] < x[i]) {
-                lo = hi;
-                step *= 2;
-                hi = j + step;
-            }
-            if (hi > m) {
-                hi = m;
-            }
-            while (lo < hi) {
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (y[mid] < x[i]) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            j = lo;
+            j = gallop(y, j, m, x[i]);
         }
     }
     result = Py_BuildValue("(y#y#)", ia.data ? ia.data : "", ia.len, ib.data ? ib.data : "",
