@@ -20,7 +20,7 @@ own snapshot), on this machine, one markdown table row:
   proportional set (the pages shared by the two counted once between them);
 * SQLite FTS5 in the same run: build time and size, and the same faceted queries (GROUP BY).
 
-Data and indexes go under ``--work`` (default /tmp/ps/growth); the synthetic files are kept
+Data and indexes go under ``--work`` (default /tmp/pubsearch-growth); the synthetic files are kept
 for the next run, the indexes removed after each size unless ``--keep``::
 
     .venv/bin/python bench/growth.py                          # 100k, 300k, 1M
@@ -58,7 +58,7 @@ import query_shapes
 import speed
 import synth
 
-DEFAULT_WORK = Path("/tmp/ps/growth")
+DEFAULT_WORK = Path("/tmp/pubsearch-growth")
 FULL_SIZE = 2_700_000
 SUMMARY = re.compile(r"indexed ([\d,]+) records; ([\d,]+) duplicates merged;.*; ([\d,]+) in ")
 VOCABULARY_RECORDS = 100_000  # the query mix comes from the first records: the same at every N

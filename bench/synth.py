@@ -8,7 +8,7 @@ one JSON object a line with ``id``, ``submitter``, ``authors``, ``title``, ``com
 (``bench/synth_model.json``) fitted once on the 102,289 real arXiv records of
 ``../shared/data/arxiv-2024-2026`` (CC0)::
 
-    .venv/bin/python bench/synth.py 1000000 --out /tmp/ps/growth/synth-1m.json.gz
+    .venv/bin/python bench/synth.py 1000000 --out /tmp/pubsearch-growth/synth-1m.json.gz
     .venv/bin/python bench/synth.py --fit     # refit bench/synth_model.json from the real records
 
 Kept from the real records (the model file holds them):
