@@ -103,9 +103,6 @@ class Generation:
                 self._meaning_read = True
             return self._meaning
 
-    def doc_frequency(self, searcher: Searcher, stem: str) -> int:
-        return self.doc_frequencies(searcher, [stem])[0]
-
     def doc_frequencies(self, searcher: Searcher, stems: Sequence[str]) -> list[int]:
         """How many records have each of ``stems`` in their title or abstract. From the
         terms' rows the generation keeps, those not kept yet looked up together (a

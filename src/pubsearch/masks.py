@@ -257,7 +257,7 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
         segment_words = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
         if segment_words is None:  # not a whoosh3 segment: through Whoosh, word by word
             read = [
-                (word, *_read_postings(segment, q.fieldname, word, False)[:2])
+                (word, *_read_postings(segment, q.fieldname, word))
                 for word in w3format.pattern_words(segment, q)
             ]
             segment_words = w3format.SegmentWords(
@@ -506,7 +506,7 @@ def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, 
     if shared is not None:
         ids, weights = shared
     else:
-        ids, weights, _ = _read_postings(reader, fieldname, text, False)
+        ids, weights = _read_postings(reader, fieldname, text)
         _share_if_long(shared_key, ids, weights)
     _remember(recent, key, (reader, ids, weights))
     return ids, weights
@@ -573,16 +573,9 @@ def _held_bytes(recent: OrderedDict[Any, tuple[Any, ...]]) -> int:
     return sum(ids.nbytes + weights.nbytes for _, ids, weights in recent.values())
 
 
-def _read_postings(
-    reader: Any, fieldname: str, text: str | bytes, with_values: bool
-) -> tuple[IntArray, FloatArray, w3format.PackedValues | None]:
-    """The posting list's document numbers and weights, and with ``with_values`` its
-    values (encoded positions), each block read once."""
-    pieces = _read_pieces(reader, fieldname, text, with_values)
-    ids, weights = _joined(pieces)
-    if not with_values:
-        return ids, weights, None
-    return ids, weights, w3format.PackedValues.one_after_another([p[3] for p in pieces])
+def _read_postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
+    """The posting list's document numbers and weights, each block read once."""
+    return _joined(_read_pieces(reader, fieldname, text, False))
 
 
 def _read_pieces(

@@ -379,8 +379,8 @@ class SearchService:
     def count_word(self, word: str) -> int:
         """How many records have ``word`` (its stems) in their title or abstract."""
         gen, searcher = self._searcher()
-        stems = searcher.schema[DEFAULT_FIELD].process_text(word, mode="query")
-        return min((gen.doc_frequency(searcher, stem) for stem in stems), default=0)
+        stems = list(searcher.schema[DEFAULT_FIELD].process_text(word, mode="query"))
+        return min(gen.doc_frequencies(searcher, stems), default=0)
 
     def count(self, request: SearchRequest) -> int:
         """How many records match ``request``: no hits, facets or suggestion computed."""

@@ -134,24 +134,6 @@ class PackedValues:
         ends = np.cumsum(sizes)
         return cls(b"".join(values), ends - sizes, ends)
 
-    @classmethod
-    def one_after_another(cls, parts: list[PackedValues]) -> PackedValues:
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            return NO_VALUES
-        size = sum(len(part) for part in parts)
-        starts = np.empty(size, dtype=np.int64)
-        ends = np.empty(size, dtype=np.int64)
-        shift = begin = 0
-        for part in parts:  # each part's bounds moved by the bytes before it, in place
-            end = begin + len(part)
-            np.add(part.starts, shift, out=starts[begin:end])
-            np.add(part.ends, shift, out=ends[begin:end])
-            shift += len(part.joined)
-            begin = end
-        return cls(b"".join(part.joined for part in parts), starts, ends)
-
     def __len__(self) -> int:
         return len(self.starts)
 
