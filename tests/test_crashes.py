@@ -8,9 +8,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-
-import pytest
 
 from pubsearch import storage
 from pubsearch.indexing import build_index
@@ -24,8 +24,8 @@ WORDS = (
 ).split()
 
 
-def write_big_profile(path: Path, records: int) -> None:
-    """A synthetic profile page, big enough that indexing it takes a few seconds."""
+def big_profile(records: int) -> bytes:
+    """A synthetic profile page of ``records`` papers."""
     lines = [
         "arXiv subjects",
         "Test Person",
@@ -39,92 +39,119 @@ def write_big_profile(path: Path, records: int) -> None:
             " ".join(words) + f" token{n}",
             "cs.LG\u2197",
         ]
-    path.write_text("\n\n".join(lines) + "\n", "utf-8")
+    return ("\n\n".join(lines) + "\n").encode("utf-8")
 
 
-def pubsearch(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "pubsearch", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def wait_for(predicate: object, timeout: float = 60.0) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         time.sleep(0.02)
 
 
-@pytest.fixture(scope="module")
-def big_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("big") / "big.txt"
-    write_big_profile(path, 6000)
-    return path
+@contextmanager
+def indexer_reading_stdin(index_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``pubsearch index -`` that holds the writer lock, mid-build, for as long as
+    its standard input stays open: no race with how fast this machine indexes."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pubsearch", "index", "--index", str(index_dir), "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: any(index_dir.glob(storage.BUILD_PREFIX + "*")) or proc.poll() is not None)
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
 
 
-def test_sigkill_mid_build_leaves_previous_index(
-    tmp_path: Path, seeds_dir: Path, big_page: Path
-) -> None:
-    index_dir = tmp_path / "ix"
-    build_index(index_dir, [Record(title="Survivor paper", year=2020, authors=("A",))])
-    before = (index_dir / "CURRENT").read_text()
-
-    proc = pubsearch("index", "--index", str(index_dir), str(big_page))
-    wait_for(lambda: any(index_dir.glob(storage.BUILD_PREFIX + "*")) or proc.poll() is not None)
-    assert proc.poll() is None, "the build finished before it could be killed"
-    time.sleep(0.3)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
-
-    assert (index_dir / "CURRENT").read_text() == before
-    assert SearchService(index_dir).search(SearchRequest(q="survivor")).total == 1
-    # The next build succeeds without manual cleanup, and removes the abandoned build.
-    result = subprocess.run(
-        [sys.executable, "-m", "pubsearch", "index", "--index", str(index_dir), str(seeds_dir)],
+def run_indexer(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pubsearch", "index", *args],
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_sigkill_mid_build_leaves_previous_index(tmp_path: Path, seeds_dir: Path) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, [Record(title="Survivor paper", year=2020, authors=("A",))])
+    before = (index_dir / "CURRENT").read_text()
+
+    with indexer_reading_stdin(index_dir) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(big_profile(3000))
+        proc.stdin.flush()
+        # Killed while it writes: the records above are being indexed, and more may come.
+        wait_for(lambda: _build_bytes(index_dir) > 0)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+    assert list(index_dir.glob(storage.BUILD_PREFIX + "*")), "the abandoned build is left"
+
+    assert (index_dir / "CURRENT").read_text() == before
+    assert SearchService(index_dir).search(SearchRequest(q="survivor")).total == 1
+    # The next build succeeds without manual cleanup, and removes the abandoned build.
+    result = run_indexer("--index", str(index_dir), str(seeds_dir))
     assert result.returncode == 0, result.stderr
     assert not list(index_dir.glob(storage.BUILD_PREFIX + "*"))
     assert SearchService(index_dir).search(SearchRequest()).total == 36
 
 
-def test_second_indexer_waits_then_fails_clearly(
-    tmp_path: Path, big_page: Path, seeds_dir: Path
-) -> None:
-    index_dir = tmp_path / "ix"
-    first = pubsearch("index", "--index", str(index_dir), str(big_page))
-    wait_for(lambda: any(index_dir.glob(storage.BUILD_PREFIX + "*")) or first.poll() is not None)
-    assert first.poll() is None
-    second = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pubsearch",
-            "index",
-            "--index",
-            str(index_dir),
-            "--wait",
-            "0.5",
-            str(seeds_dir),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+def _build_bytes(index_dir: Path) -> int:
+    return sum(
+        path.stat().st_size
+        for build in index_dir.glob(storage.BUILD_PREFIX + "*")
+        for path in build.rglob("*")
+        if path.is_file()
     )
-    assert second.returncode == 1
-    assert second.stderr.strip().startswith("Error: ")
-    assert "being written by another pubsearch process" in second.stderr
-    assert "Traceback" not in second.stderr
-    out, err = first.communicate(timeout=300)
-    assert first.returncode == 0, err
-    assert SearchService(index_dir).search(SearchRequest(q="synthetic")).total == 6000
+
+
+def test_second_indexer_waits_then_fails_clearly(tmp_path: Path, seeds_dir: Path) -> None:
+    index_dir = tmp_path / "ix"
+    with indexer_reading_stdin(index_dir) as first:
+        second = run_indexer("--index", str(index_dir), "--wait", "0.5", str(seeds_dir))
+        assert second.returncode == 1
+        assert second.stderr.strip().startswith("Error: ")
+        assert "being written by another pubsearch process" in second.stderr
+        assert "Traceback" not in second.stderr
+        assert not (index_dir / "CURRENT").exists(), "the second indexer wrote nothing"
+
+        out, err = first.communicate(big_profile(200), timeout=300)
+        assert first.returncode == 0, err.decode()
+    assert SearchService(index_dir).search(SearchRequest(q="synthetic")).total == 200
+
+
+def test_second_indexer_waits_for_the_first_to_finish(tmp_path: Path, seeds_dir: Path) -> None:
+    index_dir = tmp_path / "ix"
+    with indexer_reading_stdin(index_dir) as first:
+        second = subprocess.Popen(
+            [sys.executable, "-m", "pubsearch", "index", "--index", str(index_dir)]
+            + ["--wait", "120", str(seeds_dir)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            time.sleep(1.0)
+            assert second.poll() is None, "the second indexer gave up while the first wrote"
+            first.communicate(big_profile(200), timeout=300)
+            assert first.returncode == 0
+            out, err = second.communicate(timeout=300)
+        finally:
+            if second.poll() is None:
+                second.kill()
+                second.communicate()
+        assert second.returncode == 0, err
+    # The second build replaced the first one's.
+    assert SearchService(index_dir).search(SearchRequest()).total == 36
+    assert SearchService(index_dir).search(SearchRequest(q="token17")).total == 0
 
 
 def test_searches_keep_answering_during_rebuilds(tmp_path: Path, seeds_dir: Path) -> None:
