@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pubsearch import semantic
+from pubsearch import semantic, speedups
 from pubsearch.errors import ParameterError
 from pubsearch.request import SearchRequest, parse_year
 from pubsearch.searching import SearchService
+from pubsearch.vectors import VectorTable, quantise
 
 # -- fusion (no model needed) ---------------------------------------------------------------
 
@@ -47,6 +48,90 @@ def test_fuse_mixes_min_max_scaled_scores() -> None:
 def test_fuse_without_semantic_candidates_is_the_keyword_ranking() -> None:
     lexical = [(3.0, 4), (2.0, 1)]
     assert semantic.fuse(lexical, [], np.zeros(5, dtype=np.float32)) == lexical
+
+
+# -- similarities from the stored int8 codes -------------------------------------------------
+
+
+def _index_of(vectors: np.ndarray) -> tuple[semantic.SemanticIndex, np.ndarray]:
+    """A SemanticIndex of ``vectors`` (rows of zeros have none), and the float32 rows it
+    stands for."""
+    codes, scales = quantise(vectors.astype(np.float32))
+    table = VectorTable("m", np.arange(len(vectors), dtype=np.uint64), codes, scales)
+    return semantic.SemanticIndex.from_table(table), codes * scales[:, None]
+
+
+def _unit_rows(rng: np.random.Generator, rows: int, dims: int) -> np.ndarray:
+    out = rng.normal(size=(rows, dims)).astype(np.float32)
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+@pytest.mark.parametrize("in_c", [pytest.param(True, marks=pytest.mark.speedups), False])
+@pytest.mark.parametrize("dims", [384, 7, 40])
+def test_similarities_are_the_product_of_the_stored_vectors(
+    in_c: bool, dims: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if in_c:
+        assert speedups.compiled is not None, "pubsearch._speedups was not built"
+    else:
+        monkeypatch.setattr(speedups, "enabled", False)
+    rng = np.random.default_rng(dims)
+    vectors = _unit_rows(rng, 5000, dims)  # more rows than a numpy block
+    vectors[[3, 4100]] = 0.0  # two records without a vector
+    meaning, matrix = _index_of(vectors)
+    for query in _unit_rows(rng, 5, dims):
+        sims = meaning.similarities(query)
+        expected = matrix @ query
+        assert sims.dtype == np.float32 and sims.shape == (5000,)
+        assert sims[3] == sims[4100] == -1.0
+        have = np.ones(5000, dtype=bool)
+        have[[3, 4100]] = False
+        assert np.abs(sims[have] - expected[have]).max() < 1e-4
+    assert meaning.similarities(np.zeros(dims, dtype=np.float32))[have].tolist() == [0.0] * 4998
+
+
+@pytest.mark.speedups
+def test_similarities_in_c_and_in_numpy_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert speedups.compiled is not None, "pubsearch._speedups was not built"
+    rng = np.random.default_rng(7)
+    meaning, _ = _index_of(_unit_rows(rng, 9000, 384))
+    # The extremes: every code at +-127 against a query at +-QUERY_MAX stays exact.
+    extreme = np.where(rng.random((2, 384)) < 0.5, -1.0, 1.0).astype(np.float32)
+    meaning_x, _ = _index_of(np.vstack([extreme, -extreme]))
+    for index, query in [(meaning, _unit_rows(rng, 1, 384)[0]), (meaning_x, extreme[0])]:
+        in_c = index.similarities(query)
+        monkeypatch.setattr(speedups, "enabled", False)
+        in_numpy = index.similarities(query)
+        monkeypatch.setattr(speedups, "enabled", True)
+        np.testing.assert_allclose(in_c, in_numpy, rtol=2e-6, atol=1e-6)
+    assert in_c[0] == pytest.approx(384.0) and in_c[2] == pytest.approx(-384.0)
+
+
+def test_query_codes_keep_the_query_to_one_part_in_32000() -> None:
+    query = _unit_rows(np.random.default_rng(3), 1, 384)[0]
+    numbers, unit = semantic.query_codes(query)
+    assert numbers.dtype == np.int16 and int(np.abs(numbers).max()) == semantic.QUERY_MAX
+    assert np.abs(numbers * unit - query).max() <= unit / 2 + 1e-12
+    assert semantic.query_codes(np.zeros(4, dtype=np.float32))[1] == 0.0
+
+
+@pytest.mark.speedups
+def test_the_c_similarities_refuse_mismatched_arrays() -> None:
+    compiled = speedups.compiled
+    assert compiled is not None, "pubsearch._speedups was not built"
+    codes = np.zeros((4, 8), dtype=np.int8)
+    scales = np.ones(4, dtype=np.float32)
+    query = np.zeros(8, dtype=np.int16)
+    with pytest.raises(ValueError, match="mismatched"):
+        compiled.int8_similarities(codes, scales, query[:7], 1.0, np.empty(4, np.float32))
+    with pytest.raises(ValueError, match="mismatched"):
+        compiled.int8_similarities(codes, scales, query, 1.0, np.empty(3, np.float32))
+    wide = np.zeros((1, 4097), dtype=np.int8)
+    with pytest.raises(ValueError, match="4,096"):
+        compiled.int8_similarities(
+            wide, scales[:1], np.zeros(4097, np.int16), 1.0, np.empty(1, np.float32)
+        )
 
 
 def test_sentences_split_at_sentence_ends() -> None:

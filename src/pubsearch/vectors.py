@@ -116,29 +116,24 @@ class VectorTable:
         part = Stored(self.keys[have], self.codes[have], self.scales[have])
         return Stored.join([part], self.codes.shape[1])
 
-    def matrix(self) -> FloatArray:
-        """The vectors as float32 rows (zeros where a document has none)."""
-        out = self.codes.astype(np.float32)
-        out *= self.scales[:, None]
-        return out
-
     @classmethod
     def load(cls, directory: Path, generation: int, size: int) -> VectorTable | None:
         """The table saved in ``directory`` for Whoosh generation ``generation`` with
-        ``size`` documents, or None (none saved, or saved for another)."""
+        ``size`` documents, or None (none saved, or saved for another): mapped from the
+        file, read-only, so that the processes of a server share its pages."""
         try:
-            with open(directory / VECTORS_FILE, "rb") as fh, np.load(fh) as data:
-                meta = data["meta"]
-                if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
-                    return None
-                if int(meta[2]) != size:
-                    return None
-                return cls(
-                    model=str(data["model"]),
-                    keys=data["keys"],
-                    codes=data["codes"],
-                    scales=data["scales"],
-                )
+            data = storage.load_arrays(directory / VECTORS_FILE)
+            meta = data["meta"]
+            if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
+                return None
+            if int(meta[2]) != size:
+                return None
+            return cls(
+                model=str(data["model"]),
+                keys=data["keys"],
+                codes=data["codes"],
+                scales=data["scales"],
+            )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
 
