@@ -2296,6 +2296,10 @@ add_scores(PyObject *module, PyObject *args)
  * int16 and the sum an exact integer: with |codes| <= 127 and |query| <= 16,383
  * (semantic.QUERY_MAX), each of SSE2's four int32 sums stays within range for rows of up to
  * 4,096 numbers. SSE2 where there is SSE2 (every x86-64), else plain C: the same integers. */
+/* Rows read ahead of the one being summed (the hardware's own prefetching leaves the loop
+ * waiting on memory half the time). */
+#define PREFETCH_ROWS 8
+
 static int64_t
 row_dot(const int8_t *row, const int16_t *query, Py_ssize_t dims)
 {
@@ -2347,6 +2351,12 @@ int8_similarities(PyObject *module, PyObject *args)
         float *result = (float *)out.buf;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < rows; i++) {
+            if (i + PREFETCH_ROWS < rows) {
+                const int8_t *ahead = code + (i + PREFETCH_ROWS) * dims;
+                for (Py_ssize_t b = 0; b < dims; b += 64) {
+                    __builtin_prefetch(ahead + b);
+                }
+            }
             double dot = (double)row_dot(code + i * dims, q, dims);
             result[i] = (float)(dot * unit * (double)scale[i]);
         }

@@ -133,23 +133,25 @@ def fuse(lexical: Ranked, semantic: Ranked, sims: FloatArray, weight: float = WE
     ``1 - weight`` times the keyword score, each scaled to 0..1 by the least and greatest of
     its own list (min-max). ``semantic`` is the nearest records (matching or not: it sets
     the scale); a keyword match outside it still has its similarity (scaled the same way,
-    floored at 0); a record outside the keyword list has keyword score 0."""
+    floored at 0); a record outside the keyword list has keyword score 0. Ties go to the
+    lower document number."""
     if not semantic:
         return list(lexical)
     sem_low, sem_high = semantic[-1][0], semantic[0][0]
     sem_span = (sem_high - sem_low) or 1.0
-    fused: dict[int, float] = {}
-    if lexical:
-        lex_low, lex_high = lexical[-1][0], lexical[0][0]
+    lex = np.array(lexical, dtype=np.float64).reshape(-1, 2)
+    near = np.array([doc for _, doc in semantic], dtype=np.int64)
+    lex_docs = lex[:, 1].astype(np.int64)
+    docs = np.union1d(lex_docs, near)  # (sorted: what breaks ties)
+    scores = np.zeros(len(docs), dtype=np.float64)
+    if len(lex):
+        lex_low, lex_high = lex[-1, 0], lex[0, 0]
         lex_span = (lex_high - lex_low) or 1.0
-        for score, doc in lexical:
-            fused[doc] = (1.0 - weight) * (score - lex_low) / lex_span
-    for doc, base in list(fused.items()):
-        fused[doc] = base + weight * max(0.0, (float(sims[doc]) - sem_low) / sem_span)
-    for score, doc in semantic:
-        if doc not in fused:
-            fused[doc] = weight * (score - sem_low) / sem_span
-    return sorted(((s, d) for d, s in fused.items()), key=lambda pair: (-pair[0], pair[1]))
+        scores[np.searchsorted(docs, lex_docs)] = (1.0 - weight) * (lex[:, 0] - lex_low) / lex_span
+    closeness = (sims[docs].astype(np.float64) - sem_low) / sem_span
+    scores += weight * np.maximum(closeness, 0.0)
+    order = np.argsort(-scores, kind="stable")
+    return list(zip(scores[order].tolist(), docs[order].tolist(), strict=True))
 
 
 def sentences(text: str) -> list[str]:
