@@ -207,24 +207,24 @@ def randomization_p(differences: list[float], seed: int = 7) -> float:
 
 
 def print_table(rows: list[tuple[Collection, int, Scores, dict[str, Scores]]]) -> None:
-    refs = list(REFERENCES)
-    print(
-        "| collection | queries | pubsearch nDCG@10 | R@100 | MRR@10 | "
-        + " | ".join(f"{r} nDCG@10" for r in refs)
-        + " | ratio | s/query |"
-    )
-    print("|---|---:|---:|---:|---:|" + "---:|" * len(refs) + "---:|---:|")
+    """The table of the run; the reference columns only when the references ran."""
+    refs = list(REFERENCES) if rows and rows[0][3] else []
+    head = "| collection | queries | pubsearch nDCG@10 | R@100 | MRR@10 | "
+    head += "".join(f"{r} nDCG@10 | " for r in refs) + ("ratio | " if refs else "")
+    print(head + "s/query |")
+    print("|---|---:|---:|---:|---:|" + "---:|" * (len(refs) + (1 if refs else 0)) + "---:|")
     ratios = []
     for coll, count, ours, theirs in rows:
-        best = max(theirs[r].means["nDCG@10"] for r in refs)
-        ratio = ours.means["nDCG@10"] / best if best else float("nan")
-        if not coll.name.endswith(":test"):
-            ratios.append(ratio)
-        cells = " | ".join(f"{theirs[r].means['nDCG@10']:.4f}" for r in refs)
-        print(
-            f"| {coll.name} | {count} | {ours.means['nDCG@10']:.4f} | {ours.means['R@100']:.4f} "
-            f"| {ours.means['MRR@10']:.4f} | {cells} | {ratio:.3f} | {ours.seconds / count:.3f} |"
-        )
+        cells = f"| {coll.name} | {count} | {ours.means['nDCG@10']:.4f} "
+        cells += f"| {ours.means['R@100']:.4f} | {ours.means['MRR@10']:.4f} | "
+        if refs:
+            best = max(theirs[r].means["nDCG@10"] for r in refs)
+            ratio = ours.means["nDCG@10"] / best if best else float("nan")
+            if not coll.name.endswith(":test"):
+                ratios.append(ratio)
+            cells += "".join(f"{theirs[r].means['nDCG@10']:.4f} | " for r in refs)
+            cells += f"{ratio:.3f} | "
+        print(cells + f"{ours.seconds / count:.3f} |")
     if ratios:
         print(
             "\nmean ratio over the collections other than test splits: "
@@ -324,8 +324,6 @@ def main() -> None:
                 ids, tokens = tokens_of[coll.directory]
                 for name, (k1, b) in REFERENCES.items():
                     theirs[name] = reference_scores(ids, tokens, queries, qrels, k1, b)
-            else:
-                theirs = {name: Scores({"nDCG@10": 0.0}, {}) for name in REFERENCES}
             rows.append((coll, len(queries), ours, theirs))
             print(f"{coll.name}: nDCG@10 {ours.means['nDCG@10']:.4f}", file=sys.stderr)
     print_table(rows)
