@@ -2351,12 +2351,14 @@ int8_similarities(PyObject *module, PyObject *args)
         float *result = (float *)out.buf;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < rows; i++) {
+#if defined(__GNUC__)
             if (i + PREFETCH_ROWS < rows) {
                 const int8_t *ahead = code + (i + PREFETCH_ROWS) * dims;
                 for (Py_ssize_t b = 0; b < dims; b += 64) {
                     __builtin_prefetch(ahead + b);
                 }
             }
+#endif
             double dot = (double)row_dot(code + i * dims, q, dims);
             result[i] = (float)(dot * unit * (double)scale[i]);
         }

@@ -244,13 +244,13 @@ def _embed_missing(
     known: Stored,
     progress: Progress | None,
 ) -> tuple[Stored, int]:
-    """``known`` plus vectors for the wanted documents it lacks, made in chunks (longest
-    texts together, so that batches hold little padding) and written as they are made."""
+    """``known`` plus vectors for the wanted documents it lacks, made in chunks written as
+    they are made. The chunks go in document order, not by length: the model runs each
+    text alone (see Embedder.embed), and a steady rate keeps the time left honest."""
     missing_docs = np.flatnonzero(wanted & (known.rows_of(keys) < 0))
     # One text per key (duplicates' texts are often the same).
     _, first = np.unique(keys[missing_docs], return_index=True)
     todo = missing_docs[np.sort(first)]
-    todo = todo[np.argsort([len(texts[d]) for d in todo], kind="stable")]
     made: list[Stored] = []
     done = 0
     if progress:
