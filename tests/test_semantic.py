@@ -92,20 +92,22 @@ def test_similarities_are_the_product_of_the_stored_vectors(
 
 
 @pytest.mark.speedups
-def test_similarities_in_c_and_in_numpy_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("dims", [384, 4096])
+def test_similarities_in_c_and_in_numpy_agree(dims: int, monkeypatch: pytest.MonkeyPatch) -> None:
     assert speedups.compiled is not None, "pubsearch._speedups was not built"
-    rng = np.random.default_rng(7)
-    meaning, _ = _index_of(_unit_rows(rng, 9000, 384))
-    # The extremes: every code at +-127 against a query at +-QUERY_MAX stays exact.
-    extreme = np.where(rng.random((2, 384)) < 0.5, -1.0, 1.0).astype(np.float32)
+    rng = np.random.default_rng(dims)
+    meaning, _ = _index_of(_unit_rows(rng, 9000, dims))
+    # The extremes: every code at +-127 against every query number at +-QUERY_MAX, in the
+    # widest rows the C code takes: its int32 sums must not overflow.
+    extreme = np.where(rng.random((2, dims)) < 0.5, -1.0, 1.0).astype(np.float32)
     meaning_x, _ = _index_of(np.vstack([extreme, -extreme]))
-    for index, query in [(meaning, _unit_rows(rng, 1, 384)[0]), (meaning_x, extreme[0])]:
+    for index, query in [(meaning, _unit_rows(rng, 1, dims)[0]), (meaning_x, extreme[0])]:
         in_c = index.similarities(query)
         monkeypatch.setattr(speedups, "enabled", False)
         in_numpy = index.similarities(query)
         monkeypatch.setattr(speedups, "enabled", True)
         np.testing.assert_allclose(in_c, in_numpy, rtol=2e-6, atol=1e-6)
-    assert in_c[0] == pytest.approx(384.0) and in_c[2] == pytest.approx(-384.0)
+    assert in_c[0] == pytest.approx(dims) and in_c[2] == pytest.approx(-dims)
 
 
 def test_query_codes_keep_the_query_to_one_part_in_32000() -> None:
