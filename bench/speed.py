@@ -655,6 +655,10 @@ def main() -> None:
         return
     if args.queries < 200:
         parser.error("--queries must be at least 200")
+    if args.semantic_index is not None and not args.semantic:
+        parser.error("--semantic-index needs --semantic N (the records it was built from)")
+    if args.semantic_index is not None and not (args.semantic_index / "CURRENT").is_file():
+        parser.error(f"--semantic-index: no pubsearch index in {args.semantic_index}")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     work = args.workdir or Path(tempfile.mkdtemp(prefix="pubsearch-bench-"))
     work.mkdir(parents=True, exist_ok=True)
