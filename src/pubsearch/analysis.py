@@ -23,6 +23,8 @@ from whoosh.analysis.acore import Token
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
 from pubsearch import speedups
+from pubsearch.textforms import searchable, searchable_offsets
+from pubsearch.tokenizer import SearchableTokenizer
 
 # Keyword arguments the bulk paths understand; any other one takes the chain. (No filter
 # of the supported chain looks at ``mode``.)
@@ -48,14 +50,15 @@ class _Plan:
     ignore: frozenset[str]
     ascii_lower_identity: bool  # the charmap maps no lower-case ASCII character
     drops: bool = True  # the chain has a stop filter (which may drop words)
+    normalize: bool = False  # the tokenizer reads the text as textforms.searchable writes it
     # Per-word results for indexing in bulk, shared by equal chains (set once made).
     caches: _WordCaches | None = field(default=None, compare=False)
 
 
 def _plan_for(items: list[Any]) -> _Plan | None:
     """How to run ``items`` in bulk, or None when they are not a chain this supports:
-    ``RegexTokenizer | LowercaseFilter | CharsetFilter``, then a ``StopFilter`` or not, then
-    a ``PyStemmerFilter`` or not."""
+    ``RegexTokenizer | LowercaseFilter | CharsetFilter`` (or a ``SearchableTokenizer``
+    first), then a ``StopFilter`` or not, then a ``PyStemmerFilter`` or not."""
     if len(items) < 3:
         return None
     tokenizer, lower, charset, *rest = items
@@ -63,7 +66,7 @@ def _plan_for(items: list[Any]) -> _Plan | None:
     stem = rest.pop(0) if rest and type(rest[0]) is analysis.PyStemmerFilter else None
     ok = (
         not rest
-        and type(tokenizer) is analysis.RegexTokenizer
+        and type(tokenizer) in (analysis.RegexTokenizer, SearchableTokenizer)
         and not tokenizer.gaps
         and not tokenizer.expression.groups  # findall must return whole matches
         and type(lower) is analysis.LowercaseFilter
@@ -91,6 +94,7 @@ def _plan_for(items: list[Any]) -> _Plan | None:
             chr(c).translate(charset.charmap) == chr(c) for c in range(128) if not chr(c).isupper()
         ),
         drops=stop is not None,
+        normalize=type(tokenizer) is SearchableTokenizer,
     )
     object.__setattr__(plan, "caches", _caches_for(plan, stem.lang if stem else None))
     return plan
@@ -383,7 +387,7 @@ def _id_lead(ids: _NumberedRuns, piece: str) -> tuple[int, int]:
 _EDGE_PUNCTUATION = "()[]{}<>,;:!?\"'.`*&/\\|~^=+-%#@$"
 
 # Tokenizer patterns known to match no white space and to look at nothing around a match.
-_SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+"})
+_SPACE_FREE_PATTERNS = frozenset({r"\w+(?:['.]?\w+)*", r"\w+(?:'\w+)*", r"\w+"})
 
 # Caches shared by the plans of equal chains (title, abstract and content analyzers).
 _WordCaches = tuple[_FoldedWords, _StemmedWords, _FoldedRuns | None, _StemmedRuns | None]
@@ -432,6 +436,8 @@ def _index_words(plan: _Plan, value: str) -> IndexWords:
     ``minsize`` is at least 1 (else an empty word could be kept; such a chain takes
     :func:`_index_words_plain`).
     """
+    if plan.normalize:
+        value = searchable(value)
     if (plan.drops and plan.minsize < 1) or plan.caches is None:
         return _index_words_plain(plan, value)
     folds, stems, chunks, stem_chunks = plan.caches
@@ -520,6 +526,8 @@ def _index_ids(plan: _Plan, value: str) -> IndexWords | None:
     compiled = speedups.active()
     if ids is None or compiled is None:
         return None
+    if plan.normalize:
+        value = searchable(value)
     found, first = compiled.run_ids(value, ids, ids.leads, _EDGE_PUNCTUATION, _id_lead)
     count = len(found) // 4
     return IndexWords(
@@ -574,12 +582,21 @@ def _stems(plan: _Plan, words: list[str]) -> list[str]:
 
 def _full_words(
     plan: _Plan, value: str, no_morph: bool
-) -> tuple[list[re.Match[str]], list[str], list[bool], list[str]]:
-    """The tokenizer's matches in ``value``, their words (lower case, characters mapped),
-    whether each is stopped (a stop word, or too short or long), and the stems of those
-    that are not, in order."""
+) -> tuple[list[int], list[int], list[str], list[bool], list[str]]:
+    """Where the tokenizer's words start and end in ``value``, the words (lower case,
+    characters mapped), whether each is stopped (a stop word, or too short or long), and
+    the stems of those that are not, in order."""
+    offsets = None
+    if plan.normalize:
+        value, *offsets = searchable_offsets(value)
     ascii_lower = value.isascii() and plan.ascii_lower_identity
     matches = list(plan.pattern.finditer(value.lower() if ascii_lower else value))
+    if offsets is None:
+        starts = [m.start() for m in matches]
+        ends = [m.end() for m in matches]
+    else:  # where each word's first and last characters came from
+        starts = [offsets[0][m.start()] for m in matches]
+        ends = [offsets[1][m.end() - 1] for m in matches]
     if ascii_lower:
         words = [m.group() for m in matches]
     else:
@@ -592,7 +609,7 @@ def _full_words(
     kept = [w for w, stop in zip(words, stopped, strict=True) if not stop]
     if not no_morph:
         kept = _stems(plan, kept)
-    return matches, words, stopped, kept
+    return starts, ends, words, stopped, kept
 
 
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
@@ -649,8 +666,9 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         return id(plan.caches), plan.renumber
 
     def splits_at_spaces(self) -> bool:
-        """Whether no word can span white space: then a text's words are those of its
-        lines (or any of its white-space separated pieces), one after another."""
+        """Whether no word can span a line: then a text's words are those of its lines,
+        one after another. (Its pattern matches no white space; a SearchableTokenizer's
+        TeX may join words across a space, never across a line.)"""
         plan = self._plan
         return plan is not None and plan.caches is not None and plan.caches[2] is not None
 
@@ -662,10 +680,10 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         plan = self._plan
         if plan is None:
             return None
-        matches, words, stopped, kept = _full_words(plan, value, False)
+        starts, ends, words, stopped, kept = _full_words(plan, value, False)
         stems = iter(kept)
         texts = [word if stop else next(stems) for word, stop in zip(words, stopped, strict=True)]
-        return texts, [m.start() for m in matches], [m.end() for m in matches]
+        return texts, starts, ends
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""
@@ -686,6 +704,8 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         stops = plan.stops
         minsize = plan.minsize
         maxsize = plan.maxsize
+        if plan.normalize:
+            value = searchable(value)
         if value.isascii() and plan.ascii_lower_identity:
             # Lower-casing ASCII text first changes no token boundary, and the charmap
             # leaves lower-case ASCII alone.
@@ -729,12 +749,12 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
     ) -> Iterator[Token]:
         """Like :meth:`_bulk`, with character offsets and stop words kept (stopped), as
         highlighting asks; what the chain does token by token, done list by list."""
-        matches, words, stopped, kept = _full_words(plan, value, no_morph)
+        starts, ends, words, stopped, kept = _full_words(plan, value, no_morph)
         stems = iter(kept)
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0
         pos: int | None = None
-        for i, (match, word, stop) in enumerate(zip(matches, words, stopped, strict=True)):
+        for i, (word, stop) in enumerate(zip(words, stopped, strict=True)):
             if stop:
                 if removestops:
                     continue
@@ -752,6 +772,6 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
                     else:
                         t.pos = start_pos + i
             if chars:
-                t.startchar = start_char + match.start()
-                t.endchar = start_char + match.end()
+                t.startchar = start_char + starts[i]
+                t.endchar = start_char + ends[i]
             yield t

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pubsearch import masks, storage, vectors
 from pubsearch.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.documents import key_term, record_fields, record_from_stored
-from pubsearch.errors import IndexMissingError
+from pubsearch.errors import IndexCorruptError, IndexMissingError
 from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.records import (
     Record,
@@ -27,7 +27,7 @@ from pubsearch.records import (
     Written,
     merge,
 )
-from pubsearch.schema import OPTIONAL_FIELDS
+from pubsearch.schema import OPTIONAL_FIELDS, analysed_as_now
 from pubsearch.segments.workers import write_documents
 from pubsearch.segments.writer import merge_small_segments, segment_writer
 
@@ -210,6 +210,12 @@ def update_index(
         try:
             storage.copy_generation(live, build_dir)
             ix = storage.open_index(build_dir)
+            if not analysed_as_now(ix.schema):
+                raise IndexCorruptError(
+                    f"the index at {index_dir} was built by another version of pubsearch "
+                    f"(its words are cut otherwise); rebuild it: pubsearch index --index "
+                    f"{index_dir} PATH"
+                )
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
                 before = _segment_ids(reader)

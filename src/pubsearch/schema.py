@@ -7,12 +7,16 @@ Fields people can name in a query are ``title``, ``abstract``, ``author``, ``sub
 from __future__ import annotations
 
 from whoosh import analysis, columns, fields
-from whoosh.support.charset import accent_map
 
 from pubsearch.analysis import FastAnalyzer
+from pubsearch.textforms import folding
+from pubsearch.tokenizer import ANALYSIS_VERSION, SearchableTokenizer
 
-# A word is a run of letters and digits, with inner dots kept ("u.s", "v1.2").
+# A word is a run of letters and digits, with inner dots kept ("u.s", "v1.2") and inner
+# apostrophes (which folding then drops: "o'brien" is "obrien").
 WORD_PATTERN = r"\w+(?:['.]?\w+)*"
+# A word of a name: letters and digits, with inner apostrophes ("O'Brien").
+NAME_WORD_PATTERN = r"\w+(?:'\w+)*"
 
 # Plain words are searched in ``content``: title and abstract indexed together as one text,
 # so that BM25 sees one term frequency and one length per record (BM25F with a shared
@@ -32,7 +36,8 @@ VALUE_SEP = "\x1f"
 
 
 def text_analyzer() -> analysis.Analyzer:
-    """Title and abstract: words, lower case, accents folded, Snowball stems; stop words kept.
+    """Title and abstract: TeX read as it reads, words, lower case, letters folded
+    (pubsearch.textforms), Snowball stems; stop words kept.
 
     Keeping stop words ("not", "of", "the") was chosen on SciFact's train queries with
     bench/relevance.py: nDCG@10 0.7164 -> 0.7218, better in each of 5 folds (paired t 2.5);
@@ -41,9 +46,9 @@ def text_analyzer() -> analysis.Analyzer:
     """
     # FastAnalyzer: the same tokens as the plain chain, computed in bulk when indexing.
     return FastAnalyzer(
-        analysis.RegexTokenizer(WORD_PATTERN),
+        SearchableTokenizer(WORD_PATTERN),
         analysis.LowercaseFilter(),
-        analysis.CharsetFilter(accent_map),
+        analysis.CharsetFilter(folding()),
         analysis.StopFilter(stoplist=(), minsize=1),
         analysis.PyStemmerFilter("english"),
     )
@@ -63,12 +68,13 @@ SCORED_FIELDS = (*(name for name, _ in CONTENT_PARTS), DEFAULT_FIELD)
 
 
 def name_analyzer() -> analysis.Analyzer:
-    """Author names: words, lower case, accents folded; no stemming, no stop words."""
+    """Author names: words, lower case, letters folded (pubsearch.textforms); no stemming,
+    no stop words."""
     # FastAnalyzer: the same tokens as the plain chain, computed in bulk when indexing.
     return FastAnalyzer(
-        analysis.RegexTokenizer(r"\w+"),
+        SearchableTokenizer(NAME_WORD_PATTERN),
         analysis.LowercaseFilter(),
-        analysis.CharsetFilter(accent_map),
+        analysis.CharsetFilter(folding()),
     )
 
 
@@ -112,3 +118,19 @@ OPTIONAL_FIELDS = frozenset({"cited"})
 # Names a query may use, with the arXiv-style short forms people type.
 QUERY_FIELDS = ("title", "abstract", "author", "subject", "year")
 FIELD_ALIASES = {"ti": "title", "abs": "abstract", "au": "author", "cat": "subject"}
+
+
+# The fields whose words are cut by a SearchableTokenizer.
+ANALYSED_FIELDS = ("title", "abstract", "content", "author")
+
+
+def analysed_as_now(schema: fields.Schema) -> bool:
+    """Whether an index with ``schema`` cut its words as this version does (its
+    tokenizers' :data:`~pubsearch.tokenizer.ANALYSIS_VERSION`)."""
+    for name in ANALYSED_FIELDS:
+        if name not in schema:
+            return False
+        items = getattr(schema[name].analyzer, "items", None) or [None]
+        if getattr(items[0], "version", 0) != ANALYSIS_VERSION:
+            return False
+    return True

@@ -32,7 +32,7 @@ from whoosh import index as whoosh_index
 from whoosh.index import Index
 
 from pubsearch.errors import IndexCorruptError, IndexLockedError, IndexMissingError
-from pubsearch.schema import OPTIONAL_FIELDS, build_schema
+from pubsearch.schema import OPTIONAL_FIELDS, analysed_as_now, build_schema
 
 POINTER = "CURRENT"
 LOCK = ".lock"
@@ -70,7 +70,11 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
     except (whoosh_index.EmptyIndexError, FileNotFoundError):
         raise IndexCorruptError(f"index generation {gen} is missing or incomplete") from None
     names, current = set(ix.schema.names()), set(build_schema().names())
-    if not names <= current or not current - names <= OPTIONAL_FIELDS:
+    if (
+        not names <= current
+        or not current - names <= OPTIONAL_FIELDS
+        or not analysed_as_now(ix.schema)
+    ):
         ix.close()
         raise IndexCorruptError(
             f"the index at {index_dir} was built by another version of pubsearch; "
