@@ -220,3 +220,28 @@ def test_index_of_another_schema_is_refused_with_a_rebuild_hint(tmp_path: Path) 
     (tmp_path / "CURRENT").write_text("gen-old\n")
     with pytest.raises(IndexCorruptError, match="another version of pubsearch; rebuild it"):
         SearchService(tmp_path).search(SearchRequest(q="x"))
+
+
+def test_index_with_words_cut_otherwise_is_refused_with_a_rebuild_hint(tmp_path: Path) -> None:
+    """An index whose analyzers are of another analysis version (an older pubsearch cut
+    ``La$_3$Ni$_2$O$_7$`` into ``la``, ``_3`` ...) answers no query and takes no update:
+    its words would not meet today's."""
+    from whoosh import index as whoosh_index
+
+    from pubsearch.errors import IndexCorruptError
+    from pubsearch.indexing import update_index
+    from pubsearch.records import Record
+    from pubsearch.schema import ANALYSED_FIELDS, build_schema
+
+    schema = build_schema()
+    for name in ANALYSED_FIELDS:
+        schema[name].analyzer.items[0].version = 1
+    gen = tmp_path / "gen-old"
+    gen.mkdir()
+    whoosh_index.create_in(str(gen), schema)
+    (tmp_path / "CURRENT").write_text("gen-old\n")
+    with pytest.raises(IndexCorruptError, match="another version of pubsearch; rebuild it"):
+        SearchService(tmp_path).search(SearchRequest(q="x"))
+    with pytest.raises(IndexCorruptError, match="another version of pubsearch.*rebuild it"):
+        update_index(tmp_path, [Record(title="A new paper", year=2024)])
+    assert not list(tmp_path.glob(".build-*"))  # the update's copy is gone

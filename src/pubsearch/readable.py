@@ -1,5 +1,6 @@
-"""TeX in titles and abstracts as readable text, for display only (search reads the
-words as the source wrote them, so ``Diff``, ``alpha`` and ``O(n^2)`` still match).
+"""TeX in titles and abstracts as readable text, for display (search reads TeX as
+:func:`pubsearch.textforms.searchable` writes it, which cuts the same words from
+``La$_3$Ni$_2$O$_7$`` as from the ``La₃Ni₂O₇`` shown here, so matches are marked in it).
 
 ``$\\alpha$`` is α, ``\\textbf{x}`` and ``\\emph{x}`` are x, ``Fe$_3$GeTe$_2$`` is Fe₃GeTe₂,
 ``$O(n^2)$`` is O(n²), ``$^{15}$N`` is ¹⁵N; a sub- or superscript Unicode has no
