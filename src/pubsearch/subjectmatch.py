@@ -25,8 +25,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz, process
-
 from pubsearch.records import fold
 from pubsearch.subjects import ARCHIVES, CATEGORIES, arxiv_subject_name, subject_name
 
@@ -158,6 +156,8 @@ class SubjectIndex:
         return SubjectMatch(typed, tuple(sorted(set(ids))), notice)
 
     def _unknown(self, typed: str, key: str) -> str:
+        from rapidfuzz import fuzz, process  # 60 ms to import: only for an unknown subject
+
         choices = self._suggestion_choices()
         # rapidfuzz compares with every choice in C: 21 ms for 100,000 keywords, where
         # difflib's get_close_matches took 1.4 s (same ratio, 2 busy CPUs).
