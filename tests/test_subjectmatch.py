@@ -3,6 +3,8 @@ tests, tests/test_searching_subjects.py, search a real index with them)."""
 
 from __future__ import annotations
 
+import time
+
 from pubsearch.records import fold
 from pubsearch.subjectmatch import SubjectIndex
 
@@ -71,3 +73,13 @@ def test_blank_and_odd_input_finds_nothing_without_failing() -> None:
         match = index().find(typed)
         assert match.ids == () and match.notice
     assert found("*") == LABELS  # any subject
+
+
+def test_patterns_never_take_long_and_a_recorded_question_is_itself() -> None:
+    labels = ["a" * 200, "What is life?", "What is lift"]
+    started = time.perf_counter()
+    assert index(labels).find("*a" * 40 + "*b").ids == ()
+    assert time.perf_counter() - started < 1
+    assert found("what is life?", labels) == ["What is life?"]
+    assert found("what is lif?", labels) == ["What is lift"]
+    assert found("[wx]hat is *", labels) == ["What is life?", "What is lift"]

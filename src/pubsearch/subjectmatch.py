@@ -10,7 +10,8 @@ take, case and accents ignored:
 * the name arXiv gives a category or an archive, as the page shows it (``Machine
   Learning``, ``Astrophysics``): every code of that name (``cs.LG`` and ``stat.ML``), with
   a notice when the index records more than one;
-* any other pattern of ``*`` and ``?`` (``cs.L*``): every recorded subject it fits.
+* any other pattern of ``*`` and ``?`` (``cs.L*``; fnmatch's, ``[...]`` too): every
+  recorded subject it fits.
 
 A subject recorded exactly as typed is that subject (a keyword "Machine Learning" is the
 keyword), except an archive's code, which is the whole archive. What stands for no
@@ -20,6 +21,7 @@ anything else, the closest subjects the index records.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -92,13 +94,13 @@ class SubjectIndex:
     def find(self, typed: str) -> SubjectMatch:
         text = typed.strip()
         key = fold(text)
-        if "*" in key or "?" in key:
-            return self._pattern(text, key)
         if key in _archives():
             return self._archive(text, key)
         found = self._ids_by_key.get(key)
         if found is not None:
             return SubjectMatch(typed, (found,))
+        if "*" in key or "?" in key:
+            return self._pattern(text, key)
         name = subject_name(key)
         if name is not None:
             code = _codes()[key]
@@ -121,9 +123,9 @@ class SubjectIndex:
         whole = _ARCHIVE_PATTERN.fullmatch(key)
         if whole is not None and whole.group(1) in _archives():
             return self._archive(typed, whole.group(1))
-        pattern = re.compile(
-            "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in key)
-        )
+        # fnmatch's translation: each * an atomic group, so that no pattern backtracks for
+        # long (``*a*a*a...*b``).
+        pattern = re.compile(fnmatch.translate(key))
         ids = tuple(sorted(i for k, i in self._ids_by_key.items() if pattern.fullmatch(k)))
         if ids:
             return SubjectMatch(typed, ids)
