@@ -43,10 +43,6 @@ def toggle_subject(request: SearchRequest, code: str) -> SearchRequest:
     return replace(request, subjects=toggled(request.subjects, code), page=1)
 
 
-def add_author(request: SearchRequest, name: str) -> SearchRequest:
-    return replace(request, authors=with_value(request.authors, name), page=1)
-
-
 def only_author(request: SearchRequest, name: str) -> SearchRequest:
     """Only the papers of the person recorded as ``name``: the author filters replaced by
     that name in quotes, which stands for it and its other spellings only
