@@ -8,6 +8,7 @@ Set PUBSEARCH_SCREENSHOT=path.png to keep a screenshot of the page with facets a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,7 +18,16 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Locator,
+    Page,
+    Route,
+    expect,
+    sync_playwright,
+)
+from playwright.sync_api import Error as PlaywrightError
 
 from pubsearch.indexing import build_index
 from pubsearch.records import Record
@@ -562,3 +572,148 @@ def test_most_cited_sort_and_subjects_as_they_are(
     if shot:
         page.goto(library_server + "/?q=learning&sort=cited")
         page.screenshot(path=shot, full_page=True)
+
+
+def test_typing_back_to_the_shown_query_drops_the_answer_on_its_way(
+    page: Page, live_server: str
+) -> None:
+    """The address bar and the results always show what the box asks for: an answer to
+    text typed and taken back before it came is not put in place."""
+    page.goto(live_server + "/?q=batch")
+    shown = total(page)
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:  # the answer to "batch s" waits
+        held.append(route)
+
+    page.route(re.compile(r"/\?q=batch\+s$"), hold)
+    box = page.locator("#q")
+    box.click()
+    page.keyboard.press("End")
+    page.keyboard.type(" s", delay=40)
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Backspace")
+    page.wait_for_timeout(400)  # past the pause: the box rests on "batch" again
+    with contextlib.suppress(PlaywrightError):  # the page may have given up on it
+        held[0].continue_()
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(200)  # time for an answer that came to be put in place
+    assert urlsplit(page.url).query == "q=batch"
+    expect(box).to_have_value("batch")
+    assert total(page) == shown
+    expect(page).to_have_title(re.compile("^batch ·"))
+
+
+# -- authors and subjects: names, links and the facets' order --------------------------------
+
+SURNAMES = "Aalto Berg Cole Dahl Egan Falk Gray Hale Ives Jude Kerr Lund Moss Nash Orr Pike"
+PROLIFIC = [f"Ann {surname}" for surname in (SURNAMES + " Quinn Ross Shaw Tate Uhl Vale").split()]
+YOUS = {"Y. You": 2, "Y You": 1, "Yang You": 3, "Yu You": 1}
+
+
+def _people_records() -> list[Record]:
+    records = [
+        Record(
+            title=f"Graph colouring bound {k}",
+            authors=tuple(PROLIFIC),
+            subjects=("math.CO",),
+            year=2020,
+        )
+        for k in range(4)
+    ]
+    records.append(Record(title="A rare graph result", authors=("Ada Rare",), subjects=("cs.DM",)))
+    number = 0
+    for name, papers in YOUS.items():
+        for _ in range(papers):
+            number += 1
+            subjects = ("cs.LG",) if number % 2 else ("stat.ML", "cs.LG")
+            records.append(
+                Record(title=f"Batch scaling study {number}", authors=(name,), subjects=subjects)
+            )
+    return records
+
+
+@pytest.fixture(scope="module")
+def people_server(
+    tmp_path_factory: pytest.TempPathFactory,
+    serve: Callable[[Path, Path], AbstractContextManager[str]],
+) -> Iterator[str]:
+    index_dir = tmp_path_factory.mktemp("people")
+    build_index(index_dir, _people_records())
+    with serve(index_dir, index_dir.parent / "serve.log") as url:
+        yield url
+
+
+def author_list(page: Page) -> list[tuple[str, bool]]:
+    """The author facet as shown: (name, ticked), in order."""
+    items = page.locator("#facet-author-list li")
+    return [
+        (item.locator(".facet-value").inner_text(), item.locator("input").is_checked())
+        for item in items.all()
+    ]
+
+
+def test_an_authors_link_on_a_hit_finds_only_that_person(page: Page, people_server: str) -> None:
+    page.goto(people_server + "/?q=batch+scaling")
+    assert total(page) == sum(YOUS.values())
+    link = page.locator(".hit .authors a", has_text=re.compile(r"^Y\. You$")).first
+    expect(link).to_have_attribute("title", "Only papers by Y. You")
+    with page.expect_navigation():
+        link.click()
+    assert url_params(page) == {"q": ["batch scaling"], "author": ['"Y. You"']}
+    # Y. You and Y You (one person's spellings), not Yang You or Yu You.
+    assert total(page) == YOUS["Y. You"] + YOUS["Y You"]
+    assert author_list(page)[:3] == [("Y. You", True), ("Y You", True), ("Yang You", False)]
+    expect(page.locator(".chip")).to_contain_text('"Y. You" (2 names)')
+    # Ticking a subject keeps the person: the boxes send the names in quotes.
+    tick(page, "subject", "stat.ML", True)
+    assert sorted(url_params(page)["author"]) == ['"Y You"', '"Y. You"']
+    assert {h for h in page.locator(".hit .authors").all_inner_texts()} <= {"Y. You", "Y You"}
+    # The same name typed follows the name rule: every Y. You.
+    page.goto(people_server + "/?q=batch+scaling&author=Y.+You")
+    assert total(page) == sum(YOUS.values())
+
+
+def test_ticked_values_stay_first_in_their_list(page: Page, people_server: str) -> None:
+    page.goto(people_server + "/")
+    names = [name for name, _ in author_list(page)]
+    assert len(names) == 20 and "Ada Rare" not in names  # the 22 prolific fill the list
+    # One that falls off the list, selected (a shared link): shown first, ticked.
+    page.goto(people_server + "/?author=Ada+Rare")
+    assert author_list(page)[0] == ("Ada Rare", True)
+    assert not any(ticked for _, ticked in author_list(page)[1:])
+    # One far down the list, ticked: it joins the top.
+    last = author_list(page)[-1][0]
+    tick(page, "author", last, True)
+    assert author_list(page)[:2] == [(last, True), ("Ada Rare", True)]
+    assert not any(ticked for _, ticked in author_list(page)[2:])
+    page.go_back()
+    assert author_list(page)[0] == ("Ada Rare", True)
+
+
+def test_a_subject_by_its_name(page: Page, people_server: str) -> None:
+    page.goto(people_server + "/?subject=machine+learning")
+    expect(page.locator(".notices")).to_contain_text(
+        "Subject \u201cmachine learning\u201d is the name of cs.LG and stat.ML"
+    )
+    assert total(page) == sum(YOUS.values())
+    subjects = page.locator("#facet-subject-list li input")
+    assert [box.get_attribute("value") for box in subjects.all()[:2]] == ["cs.LG", "stat.ML"]
+    expect(subjects.nth(0)).to_be_checked()
+    expect(subjects.nth(1)).to_be_checked()
+    expect(page.locator(".chip")).to_contain_text("machine learning (2 subjects)")
+    # Unticking one leaves the other.
+    tick(page, "subject", "cs.LG", False)
+    assert url_params(page) == {"subject": ["stat.ML"]}
+    assert total(page) == subject_count(page, "stat.ML")
+    # A name nearly right says what there is.
+    page.goto(people_server + "/?subject=Machine+Lerning")
+    expect(page.locator(".notices")).to_contain_text(
+        "did you mean Machine Learning (cs.LG), Machine Learning (stat.ML)?"
+    )
+    expect(page.locator(".no-results")).to_be_visible()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from pubsearch.names import (
     ScannedNames,
     _folded_keys,
     _keys,
+    exact_name,
     matches,
+    quoted_name,
     recorded_name,
     typed_readings,
 )
@@ -243,3 +246,46 @@ def test_scanning_finds_what_the_table_finds_for_any_names(labels: list[str]) ->
         assert scanned.find(name) == table.find(name), name
         for word in name.split():
             assert scanned.find(word) == table.find(word), word
+
+
+YOUS = ["Y. You", "Yang You", "Y You", "You, Y.", "Yu You", "Y. Yu", "Yuan Y. You"]
+
+
+@pytest.mark.parametrize("make", [NameIndex, _scanned])
+def test_a_name_in_quotes_stands_for_its_own_spellings_only(
+    make: Callable[[list[str]], NameIndex],
+) -> None:
+    index = make(YOUS)
+    spelt = [YOUS.index(n) for n in ("Y. You", "Y You", "You, Y.")]
+    assert index.find('"Y. You"') == index.find("\u201cY You\u201d") == spelt
+    assert index.find(exact_name("You, Y.")) == spelt
+    assert index.find('"Yang You"') == [YOUS.index("Yang You")]
+    # Without quotes, the name rule: every Y. You.
+    assert [YOUS[i] for i in index.find("Y. You")] == [
+        "Y. You",
+        "Yang You",
+        "Y You",
+        "You, Y.",
+        "Yu You",
+        "Yuan Y. You",
+    ]
+    assert index.find('"Nobody"') == index.find('"Y."') == []
+
+
+def test_quotes_around_a_name() -> None:
+    assert quoted_name('"Y. You"') == quoted_name(" \u201cY. You\u201d ") == "Y. You"
+    assert quoted_name("Y. You") is None
+    assert quoted_name('"Y. You') is None
+    assert quoted_name('""') is quoted_name('"  "') is None
+    assert quoted_name(exact_name("O'Neil & Sons")) == "O'Neil & Sons"
+
+
+def test_every_recorded_name_in_quotes_finds_itself() -> None:
+    """What a hit's author link asks for always finds that author, by the table and by
+    scanning, whatever the name."""
+    labels = [label for label in sample_names() + _ODD_NAMES if fold(label)]
+    table, scanned = NameIndex(labels), _scanned(labels)
+    for number, label in enumerate(labels):
+        found = table.find(exact_name(label))
+        assert number in found, label
+        assert scanned.find(exact_name(label)) == found, label

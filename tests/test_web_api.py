@@ -91,6 +91,7 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "all_words_total",
         "notices",
         "authors_found",
+        "subjects_found",
         "hits",
         "facets",
     }

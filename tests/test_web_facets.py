@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
+from subject_fixtures import RECORDS
 
+from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record, merge_records
 from pubsearch.request import SearchRequest
 from pubsearch.searching import SearchService
+from pubsearch.web import SERVICE_KEY, create_app
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +170,64 @@ def test_selected_value_with_no_matches_still_shows_so_it_can_be_unticked(
 ) -> None:
     html = client.get("/?q=whale&subject=math.GT").get_data(as_text=True)
     assert page_facets(html)["subject"]["math.GT"] == (0, True)
+
+
+# -- subjects by name, archive and pattern (tests/subject_fixtures.py) ------------------------
+
+
+@pytest.fixture(scope="module")
+def subjects_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
+    index_dir = tmp_path_factory.mktemp("web-subjects")
+    build_index(index_dir, RECORDS)
+    app = create_app(index_dir, test_config={"TESTING": True})
+    yield app.test_client()
+    app.extensions[SERVICE_KEY].close()
+
+
+def _chips(html: str) -> list[tuple[str, str, str]]:
+    """Each chip's (label, tooltip, the URL that removes it)."""
+    found = re.findall(
+        r'<a class="chip" href="([^"]+)"(?: title="([^"]*)")?[^>]*>'
+        r'<span class="chip-facet">[^<]*</span> (.*?) <span class="chip-x"',
+        html,
+    )
+    return [(unescape(label), unescape(title), unescape(url)) for url, title, label in found]
+
+
+def test_a_subject_by_name_ticks_its_codes_first_and_says_it_means_both(
+    subjects_client: FlaskClient,
+) -> None:
+    html = subjects_client.get("/?subject=Machine+Learning").get_data(as_text=True)
+    assert "<strong>4</strong> results" in html
+    assert (
+        "<li>Subject \u201cMachine Learning\u201d is the name of cs.LG and stat.ML: records of "
+        "each are shown.</li>" in html
+    )
+    shown = list(page_facets(html)["subject"].items())
+    assert shown[:2] == [("cs.LG", (3, True)), ("stat.ML", (2, True))]
+    assert not any(selected for _, (_, selected) in shown[2:])
+    assert _chips(html) == [("Machine Learning (2 subjects)", "cs.LG, stat.ML", "/")]
+
+
+def test_an_archive_on_the_page_and_in_the_api(subjects_client: FlaskClient) -> None:
+    html = subjects_client.get("/?subject=astro-ph.*&q=*").get_data(as_text=True)
+    assert "<strong>4</strong> results" in html
+    ticked = [v for v, (_, selected) in page_facets(html)["subject"].items() if selected]
+    assert ticked == ["astro-ph.GA", "astro-ph", "astro-ph.CO"]
+    api = subjects_client.get("/api/search?subject=astro-ph").get_json()
+    assert api["total"] == 4 and api["notices"] == []
+    assert sorted(api["subjects_found"]["astro-ph"]) == ["astro-ph", "astro-ph.CO", "astro-ph.GA"]
+
+
+def test_an_unknown_subject_on_the_page_names_the_closest_and_stays_removable(
+    subjects_client: FlaskClient,
+) -> None:
+    html = subjects_client.get("/?q=deep&subject=Machine+Learnin").get_data(as_text=True)
+    assert "No results" in html
+    assert (
+        "<li>No subject \u201cMachine Learnin\u201d in the index; did you mean Machine Learning "
+        "(cs.LG), Machine Learning (stat.ML)?</li>" in html
+    )
+    shown = list(page_facets(html)["subject"].items())
+    assert shown[0] == ("Machine Learnin", (0, True))
+    assert _chips(html) == [("Machine Learnin", "Not in the index", "/?q=deep")]

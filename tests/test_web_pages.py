@@ -12,7 +12,9 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from pubsearch.indexing import build_index
 from pubsearch.querying import MAX_QUERY_CHARS
+from pubsearch.records import Record
 from pubsearch.request import SearchRequest
 from pubsearch.web import SERVICE_KEY, create_app, warm_up
 
@@ -63,7 +65,11 @@ def test_hit_shows_authors_as_filter_links_subjects_with_names_and_source(
     page = text(client, "/?q=whale")
     author_link = re.search(r'<span class="authors"><a href="([^"]+)"', page)
     assert author_link is not None
-    assert params(html.unescape(author_link.group(1))) == {"q": ["whale"], "author": ["Wei Lin"]}
+    # Only this person: the name in quotes (not every name the name rule finds).
+    assert params(html.unescape(author_link.group(1))) == {
+        "q": ["whale"],
+        "author": ['"Wei Lin"'],
+    }
     assert "Distributed, Parallel, and Cluster Computing" in page
     tag = links(page, "tag")[0]
     assert params(tag) == {"q": ["whale"], "subject": ["cs.DC"]}
@@ -243,6 +249,57 @@ def test_related_page(client: FlaskClient, app: Flask) -> None:
     assert f'href="/api/related/{record_id}"' in page
     assert f"related={record_id}" in page  # export links keep the record
     text(client, "/related/no-such-record", status=404)
+
+
+TEX_TITLE = "Spin waves in Fe$_3$GeTe$_2$ <b>films</b> & $\\alpha$-RuCl$_3$"
+TEX_RECORDS = [
+    Record(title=TEX_TITLE, abstract="Magnons in thin magnetic films.", authors=("A. One",)),
+    Record(title="Magnons in magnetic films", abstract="Spin waves in thin films."),
+    Record(title="Thin magnetic films", abstract="Spin waves and magnons in films."),
+]
+
+
+@pytest.fixture(scope="module")
+def tex_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
+    index_dir = tmp_path_factory.mktemp("tex-index")
+    build_index(index_dir, TEX_RECORDS)
+    app = create_app(index_dir, test_config={"TESTING": True})
+    yield app.test_client()
+    app.extensions[SERVICE_KEY].close()
+
+
+def test_related_page_shows_the_title_as_text_and_orders_by_most_similar(
+    tex_client: FlaskClient,
+) -> None:
+    record_id = TEX_RECORDS[0].id
+    page = text(tex_client, f"/related/{record_id}")
+    shown = "Spin waves in Fe\u2083GeTe\u2082 &lt;b&gt;films&lt;/b&gt; &amp; \u03b1-RuCl\u2083"
+    assert f'<h1 class="related-title">{shown}</h1>' in page
+    assert f"<title>Related to {shown} \u00b7 pubsearch</title>" in page
+    assert "$" not in page.split("<body>")[0]  # no TeX in the head
+    select = re.search(r'<select id="sort".*?</select>', page, re.DOTALL)
+    assert select is not None
+    assert '<option value="relevance" selected>Most similar</option>' in select.group()
+    assert "Relevance" not in select.group()
+    assert "<strong>2</strong> closest records" in page
+    # The search page keeps its own words.
+    assert '<option value="relevance" selected>Relevance</option>' in text(tex_client, "/?q=spin")
+
+
+def test_an_author_link_and_its_facet_box_keep_to_that_person(client: FlaskClient) -> None:
+    page = text(client, "/?q=batch+size&subject=cs.LG")
+    link = re.search(r'<span class="authors"><a href="([^"]+)" title="([^"]+)">([^<]+)</a>', page)
+    assert link is not None and link.group(3) == "Yang You"
+    assert html.unescape(link.group(2)) == "Only papers by Yang You"
+    url = html.unescape(link.group(1))
+    assert params(url) == {"q": ["batch size"], "subject": ["cs.LG"], "author": ['"Yang You"']}
+    person = text(client, url)
+    chip = re.search(r'<a class="chip" href="([^"]+)" title="([^"]+)"[^>]*>(.*?)</a>', person)
+    assert chip is not None and "Yang You" in chip.group(3)
+    assert chip.group(2) == "Only this name, as recorded"
+    # Its box sends the name in quotes: ticking another box keeps it this person only.
+    assert 'name="author" value="&#34;Yang You&#34;" checked>' in person
+    assert "<strong>5</strong> results" in person
 
 
 def test_export_links_and_note(client: FlaskClient, seed_index: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 from pubsearch.request import SearchRequest, YearRange
@@ -29,6 +30,9 @@ def test_toggles_go_back_to_page_one() -> None:
     request = SearchRequest(q="x", page=3)
     assert urls.toggle_author(request, "A").page == 1
     assert urls.add_subject(request, "cs.LG").subjects == ("cs.LG",)
+    # A hit's author link: that person only, in place of the author filters.
+    only = urls.only_author(replace(request, authors=("Y. You", "B")), "Yang You")
+    assert (only.authors, only.page, only.q) == (('"Yang You"',), 1, "x")
     assert urls.toggle_year(request, 2020).year == YearRange(2020, 2020)
     assert urls.toggle_year(SearchRequest(year=YearRange(2020, 2020)), 2020).year is None
     assert urls.toggle_year(SearchRequest(year=YearRange(2019, 2021)), 2020).year == YearRange(

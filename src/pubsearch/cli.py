@@ -109,12 +109,20 @@ def main() -> None:
 # mistyped long option ("--limt") is still refused (see _query_text).
 @main.command("query", context_settings={"ignore_unknown_options": True})
 @click.argument("text", nargs=-1)
-@click.option("--author", "authors", multiple=True, help="Only this author (repeat for OR).")
+@click.option(
+    "--author",
+    "authors",
+    multiple=True,
+    help="Only this author, by the name rule (Y. You: Yang You too); in double quotes "
+    "('\"Y. You\"'), only that name as recorded and its spellings. Repeat for OR.",
+)
 @click.option(
     "--subject",
     "subjects",
     multiple=True,
-    help="Only this subject: an arXiv code (cs.LG), a keyword or a topic.",
+    help="Only this subject: an arXiv code (cs.LG), an archive (astro-ph, astro-ph.*), "
+    'arXiv\'s name ("Machine Learning": cs.LG and stat.ML), a keyword or a topic. '
+    "Repeat for OR.",
 )
 @click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
 @click.option(
@@ -181,6 +189,7 @@ def query_command(
         pubsearch query "batch size" --facets
         pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
         pubsearch query --author "Yang You" --subject cs.LG --sort newest
+        pubsearch query galaxies --subject astro-ph --subject "Machine Learning"
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
         pubsearch query "protein design" --sort cited --format ris > refs.ris
     """

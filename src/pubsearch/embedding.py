@@ -243,10 +243,19 @@ def _ensure_graph(quantised: bool) -> Path:
         final = plain
         if quantised:
             from onnxruntime.quantization import QuantType, quantize_dynamic
+            from onnxruntime.quantization.shape_inference import quant_pre_process
 
+            # onnxruntime's pre-processing, which quantize_dynamic otherwise warns of on
+            # stderr (through the root logger): ONNX's shape inference, marked as done.
+            # Its graph optimisation is left to the session, and its symbolic shape
+            # inference needs sympy; the quantised graph is the same, byte for byte.
+            prepared = Path(scratch) / "prepared.onnx"
+            quant_pre_process(
+                str(plain), str(prepared), skip_optimization=True, skip_symbolic_shape=True
+            )
             final = Path(scratch) / "int8.onnx"
             quantize_dynamic(
-                str(plain),
+                str(prepared),
                 str(final),
                 weight_type=QuantType.QInt8,
                 per_channel=True,

@@ -92,6 +92,7 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         "all_words_total": results.all_words_total,
         "notices": list(results.notices),
         "authors_found": {typed: list(names) for typed, names in results.authors_found.items()},
+        "subjects_found": {typed: list(found) for typed, found in results.subjects_found.items()},
         "hits": [hit_to_dict(h) for h in results.hits],
     }
     if results.facets is not None:

@@ -189,15 +189,6 @@ class MultiValued:
             mask[self.doc_of_entry[hits]] = True
         return mask
 
-    def docs_with_any(self, keys: list[str]) -> BoolArray:
-        """Mask of documents having at least one of the values (given as folded keys)."""
-        wanted = [self.ids_by_key[k] for k in keys if k in self.ids_by_key]
-        mask = np.zeros(len(self.offsets) - 1, dtype=np.bool_)
-        if wanted:
-            hits = np.isin(self.value_ids, np.asarray(wanted, dtype=np.int32))
-            mask[self.doc_of_entry[hits]] = True
-        return mask
-
     def _arrays(self, prefix: str) -> dict[str, Any]:
         return {
             f"{prefix}_count": np.asarray([len(self.labels)], dtype=np.int64),

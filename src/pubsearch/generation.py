@@ -1,6 +1,6 @@
 """What a search service keeps for each index generation it has open: the Whoosh index,
-its facet table, and the tables built from it when first needed (author names, spelling
-words, document frequencies, vectors); and each thread's searcher on it."""
+its facet table, and the tables built from it when first needed (author names, subjects,
+spelling words, document frequencies, vectors); and each thread's searcher on it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from pubsearch.names import SCANNING_BUDGET, NameIndex, ScannedNames
 from pubsearch.querying import SPELLING_FIELDS
 from pubsearch.schema import DEFAULT_FIELD, VALUE_SEP
 from pubsearch.spelling import Spelling
+from pubsearch.subjectmatch import SubjectIndex
 from pubsearch.vectors import VectorTable
 
 # Document frequencies kept per generation before they are forgotten (about 100 bytes each).
@@ -45,6 +46,7 @@ class Generation:
     _names: NameIndex | None = None
     _scanned: ScannedNames | None = None
     _spelling: Spelling | None = None
+    _subjects: SubjectIndex | None = None
     _meaning: semantic.SemanticIndex | None = None
     _meaning_read: bool = False
     # Each table has a lock of its own: building one (about a second at 100,000 records)
@@ -89,6 +91,14 @@ class Generation:
             self._names = NameIndex(table.authors.labels)
             self._scanned = None
             return self._names
+
+    def subjects(self, table: FacetTable) -> SubjectIndex:
+        """The subjects of this generation, found by what people type (its tables are
+        built when first needed)."""
+        with self.lock:
+            if self._subjects is None:
+                self._subjects = SubjectIndex(table.subjects.labels, table.subjects.ids_by_key)
+            return self._subjects
 
     def meaning(self, directory: Path, searcher: Searcher) -> semantic.SemanticIndex | None:
         """This generation's vectors (None when it has none), read when first asked."""

@@ -21,6 +21,11 @@ when
 A typed name without a comma is read surname last (``Vishal Patel``); when that finds no
 one, as a surname alone if it starts with a particle (``van Roij``), then surname first
 (``Patel V``, ``You Yang``). A one-letter word is never a surname.
+
+A name in double quotes (``"Y. You"``: what an author's link on a hit asks for) stands
+only for that name as recorded and its other spellings of one person
+(:func:`pubsearch.records.author_identity`: ``Y. You``, ``Y You``, ``You, Y.``), not for
+every name the rule above finds (``Yang You``, ``Yu You``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pubsearch.records import fold
+from pubsearch.records import author_identity, fold
 
 PARTICLES = frozenset(
     (
@@ -42,6 +47,21 @@ PARTICLES = frozenset(
 SUFFIXES = frozenset("jr sr ii iii iv".split())
 
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_QUOTES = {'"': '"', "\u201c": "\u201d"}
+
+
+def exact_name(name: str) -> str:
+    """An author filter that stands for ``name`` as recorded only (see the module's doc)."""
+    return f'"{name}"'
+
+
+def quoted_name(typed: str) -> str | None:
+    """The name inside the quotes of an author filter such as ``"Y. You"``; None for a
+    name without them."""
+    text = typed.strip()
+    if len(text) > 2 and _QUOTES.get(text[0]) == text[-1]:
+        return text[1:-1].strip() or None
+    return None
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,9 @@ class NameIndex:
 
     def find(self, typed: str) -> list[int]:
         """The ids of the recorded names ``typed`` stands for, in id order."""
+        exact = quoted_name(typed)
+        if exact is not None:
+            return self.spellings(exact)
         readings = typed_readings(typed)
         for number, reading in enumerate(readings):
             if number and "," in typed:
@@ -167,6 +190,19 @@ class NameIndex:
             if found:
                 return found
         return []
+
+    def spellings(self, name: str) -> list[int]:
+        """The ids of the recorded names that are ``name`` written one way or another
+        (the same :func:`~pubsearch.records.author_identity`), in id order."""
+        identity = author_identity(name)
+        return sorted(
+            {
+                i
+                for key in _folded_keys(name)
+                for i in self._candidates(key)
+                if author_identity(self._labels[i]) == identity
+            }
+        )
 
 
 class ScannedNames(NameIndex):

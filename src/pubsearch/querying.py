@@ -98,6 +98,10 @@ Names = Callable[[str], "wq.Query | None"]
 MAX_NAME_WORDS = 4
 MAX_NAME_QUERY_WORDS = 8
 _NAME_WORD = re.compile(r"[^\W\d_][\w.'\u2019-]*,?")
+# What ``subject:`` followed by a value stands for (a code, an archive, a name, a
+# pattern: see pubsearch.subjectmatch): the query of those subjects' records, and a notice
+# about it (or None). Without it, the value is the term it is indexed as.
+Subjects = Callable[[str], "tuple[wq.Query, str | None]"]
 
 # Queries of at most this many bare words always need all of them ("batch size").
 STRICT_MAX_TERMS = 2
@@ -151,12 +155,14 @@ def parse_text_query(
     schema: Schema,
     informativeness: Informativeness | None = None,
     names: Names | None = None,
+    subjects: Subjects | None = None,
 ) -> TextQuery | None:
     """The readings of ``text`` (see the module's doc); ``None`` for blank text, a
     TextQuery whose ``strict`` is None when nothing in it can be searched for (``-``,
     ``title:(``). With ``informativeness``, a text of more than :data:`MAX_BARE_TERMS`
     distinct bare words keeps the most informative; with ``names``, bare words that name
-    authors also find those authors' papers. Raises QuerySyntaxError only for
+    authors also find those authors' papers; with ``subjects``, ``subject:`` takes what
+    it reads. Raises QuerySyntaxError only for
     syntax that is unmistakably meant and wrong, or for a text too long to search."""
     text = text.strip()
     if len(text) > MAX_QUERY_CHARS:
@@ -166,7 +172,7 @@ def parse_text_query(
     if not text:
         return None
     tree = read_query(text, FIELDS)
-    return _Compiler(schema).text_query(tree, informativeness, names)
+    return _Compiler(schema, subjects).text_query(tree, informativeness, names)
 
 
 def parse_query(text: str, schema: Schema) -> wq.Query | None:
@@ -224,8 +230,9 @@ _PUNCTUATION_AROUND = ":;,.!?()[]{}\"'“”‘’"
 
 
 class _Compiler:
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, subjects: Subjects | None = None) -> None:
         self.schema = schema
+        self.subjects = subjects
         self.notices: list[str] = []
 
     def text_query(
@@ -378,7 +385,17 @@ class _Compiler:
         field = self.schema[fieldname]
         return [t for t in field.process_text(text, mode="query") if t]
 
+    def _subject(self, typed: str, boost: float) -> wq.Query | None:
+        """``subject:`` and a value, read by :data:`Subjects`."""
+        assert self.subjects is not None
+        query, notice = self.subjects(typed)
+        if notice:
+            self.notices.append(notice)
+        return _boosted(query, boost)
+
     def _word(self, word: Word) -> wq.Query | None:
+        if word.field == "subject" and self.subjects is not None:
+            return self._subject(word.text, word.boost)
         fieldname = word.field or DEFAULT_FIELD
         stems = self._stems(fieldname, word.text)
         if not stems:
@@ -387,6 +404,8 @@ class _Compiler:
         return _boosted(terms[0] if len(terms) == 1 else wq.And(terms), word.boost)
 
     def _phrase(self, phrase: Phrase) -> wq.Query | None:
+        if phrase.field == "subject" and self.subjects is not None and phrase.text.strip():
+            return self._subject(phrase.text, phrase.boost)
         fieldname = phrase.field or DEFAULT_FIELD
         stems = self._stems(fieldname, phrase.text)
         if not stems:
@@ -406,6 +425,8 @@ class _Compiler:
         return wq.Phrase(fieldname, stems, slop=phrase.slop, boost=phrase.boost)
 
     def _pattern(self, pattern: Pattern) -> wq.Query | None:
+        if pattern.field == "subject" and self.subjects is not None:
+            return self._subject(pattern.text, pattern.boost)
         fieldname = pattern.field or DEFAULT_FIELD
         text = pattern.text if fieldname == "id" else fold(pattern.text)
         if re.fullmatch(r"[^*?]+\*", text):

@@ -67,6 +67,8 @@ class SearchResults:
     notices: tuple[str, ...] = ()
     # The recorded names each author filter stands for (pubsearch.names).
     authors_found: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The recorded subjects each subject filter stands for (pubsearch.subjectmatch).
+    subjects_found: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Nothing matched the text as typed: these are the results of its spelling correction
     # (request.q), and this is what was typed.
     corrected_from: str | None = None

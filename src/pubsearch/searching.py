@@ -27,7 +27,7 @@ from whoosh.searching import Searcher
 from pubsearch import ranking, semantic, storage
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import ParameterError, RecordNotFoundError
-from pubsearch.facets import NO_COUNT, BoolArray, FacetTable, MultiValued
+from pubsearch.facets import NO_COUNT, BoolArray, FacetTable
 from pubsearch.generation import Generation, Snapshot
 from pubsearch.highlighting import (
     marked_words,
@@ -35,18 +35,19 @@ from pubsearch.highlighting import (
 from pubsearch.hits import HitMaker
 from pubsearch.masks import DocumentSet, FloatArray, query_mask, segments_key
 from pubsearch.querying import (
+    Subjects,
     bare_words,
-    parse_query,
     parse_text_query,
     query_words,
 )
 from pubsearch.readable import readable
-from pubsearch.records import Record, fold
+from pubsearch.records import Record
 from pubsearch.related import more_like, shared_words
 from pubsearch.request import Mode, SearchRequest, check_sort
-from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
+from pubsearch.results import Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.segments import w3format
+from pubsearch.selection import Selection, facet_counts, multi_facet, select, subject_query
 from pubsearch.spelling import worth_correcting
 from pubsearch.topdocs import (
     documents_by_count,
@@ -237,14 +238,14 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen)
-        people = self._people(gen, table, request.authors)
+        chosen = select(gen, table, request)
         mode, sims = self._meaning_of(gen, searcher, request, text)
         matched = text.mask
         by_meaning: BoolArray | None = None
         if sims is not None:
             by_meaning = semantic.matches(sims) & table.live
             matched = by_meaning if mode == "semantic" else text.mask | by_meaning
-        filters, final = self._filtered(matched, request, table, people)
+        filters, final = self._filtered(matched, request, table, chosen)
         total = int(final.sum())
         word_total = None
         if sims is not None and by_meaning is not None:
@@ -259,7 +260,7 @@ class SearchService:
             hits = self._page(
                 searcher, text.query, request, final, filters, total, table, text.relaxed
             )
-        facets = self._facets(request, table, matched, filters, people) if request.facets else None
+        facets = facet_counts(request, table, matched, filters, chosen) if request.facets else None
         if mode == "semantic":  # the words' reading says nothing about these results
             text = replace(text, relaxed=False, all_words_total=None)
         suggestion = None
@@ -281,8 +282,9 @@ class SearchService:
             relaxed=text.relaxed,
             words=text.words if text.relaxed else (),
             all_words_total=text.all_words_total,
-            notices=text.notices,
-            authors_found=_names_found(people, table),
+            notices=text.notices + chosen.notices,
+            authors_found=chosen.authors_found(table),
+            subjects_found=chosen.subjects_found(table),
             mode=mode,
             word_total=word_total,
             meaning_available=self._offers_meaning(gen, searcher),
@@ -387,8 +389,8 @@ class SearchService:
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         text = self._text_query(searcher, request.q, table, gen)
-        people = self._people(gen, table, request.authors)
-        return int(self._filtered(text.mask, request, table, people)[1].sum())
+        chosen = select(gen, table, request)
+        return int(self._filtered(text.mask, request, table, chosen)[1].sum())
 
     def _text_query(
         self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
@@ -413,7 +415,8 @@ class SearchService:
             docs = np.flatnonzero(table.authors.docs_with_ids(ids))
             return DocumentSet(docs, scoring, boost=NAME_BOOST)
 
-        parsed = parse_text_query(text, searcher.schema, informativeness, names)
+        subjects = self._subjects(gen, table, searcher)
+        parsed = parse_text_query(text, searcher.schema, informativeness, names, subjects)
         if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
             # "*", and text with nothing to search for, are the empty query: every
             # record, newest first.
@@ -429,24 +432,19 @@ class SearchService:
                 return _TextSearch(query, mask, True, parsed.words, parsed.notices, strict_total)
         return _TextSearch(query, mask, False, parsed.words, parsed.notices)
 
-    def _people(
-        self, gen: Generation, table: FacetTable, typed: tuple[str, ...]
-    ) -> dict[str, list[int]]:
-        """The authors (ids) each author filter stands for (see pubsearch.names)."""
-        if not typed:
-            return {}
-        index = gen.names(table)
-        return {name: index.find(name) for name in typed}
+    def _subjects(self, gen: Generation, table: FacetTable, searcher: Searcher) -> Subjects:
+        """What ``subject:`` in a query stands for (see pubsearch.subjectmatch)."""
+        return lambda typed: subject_query(gen.subjects(table), table, searcher.schema, typed)
 
     def _filtered(
         self,
         text_mask: BoolArray,
         request: SearchRequest,
         table: FacetTable,
-        people: dict[str, list[int]],
+        chosen: Selection,
     ) -> tuple[dict[str, BoolArray], BoolArray]:
         """Each filter's documents, and the documents matching the query and every filter."""
-        filters = self._filter_masks(request, table, people)
+        filters = chosen.masks(request, table)
         final = text_mask.copy()
         for mask in filters.values():
             final &= mask
@@ -458,18 +456,6 @@ class SearchService:
         if query is None:
             return table.live.copy()
         return query_mask(searcher, query, table.size) & table.live
-
-    def _filter_masks(
-        self, request: SearchRequest, table: FacetTable, people: dict[str, list[int]]
-    ) -> dict[str, BoolArray]:
-        masks: dict[str, BoolArray] = {}
-        if request.authors:
-            masks["author"] = table.authors.docs_with_ids(_people_ids(people))
-        if request.subjects:
-            masks["subject"] = table.subjects.docs_with_any([fold(s) for s in request.subjects])
-        if request.year is not None:
-            masks["year"] = table.year_mask(request.year.start, request.year.end)
-        return masks
 
     def _top_by_words(
         self, searcher: Searcher, query: wq.Query, allowed: BoolArray, count: int, sentence: bool
@@ -571,58 +557,6 @@ class SearchService:
             hits.append(self._hits.make(whoosh_hit, first + offset + 1, page_marks, request))
         return tuple(hits)
 
-    def _facets(
-        self,
-        request: SearchRequest,
-        table: FacetTable,
-        text_mask: BoolArray,
-        filters: dict[str, BoolArray],
-        people: dict[str, list[int]],
-    ) -> dict[str, tuple[FacetValue, ...]]:
-        """Disjunctive counts: each facet counted with every filter but its own applied."""
-
-        def base_for(name: str) -> BoolArray:
-            mask = text_mask.copy()
-            for other, fmask in filters.items():
-                if other != name:
-                    mask &= fmask
-            return mask
-
-        size = request.facet_size
-        out: dict[str, tuple[FacetValue, ...]] = {}
-        out["author"] = _multi_facet(
-            table.authors,
-            base_for("author"),
-            _people_ids(people),
-            size,
-            unknown=[typed for typed, found in people.items() if not found],
-        )
-        years = table.count_years(base_for("year"))
-        yr = request.year
-        out["year"] = tuple(
-            FacetValue(
-                str(y),
-                c,
-                yr is not None
-                and (yr.start is None or y >= yr.start)
-                and (yr.end is None or y <= yr.end),
-            )
-            for y, c in sorted(years.items(), reverse=True)
-        )
-        subjects = table.subjects
-        out["subject"] = _multi_facet(
-            subjects,
-            base_for("subject"),
-            [
-                subjects.ids_by_key[k]
-                for k in map(fold, request.subjects)
-                if k in subjects.ids_by_key
-            ],
-            size,
-            unknown=[s for s in request.subjects if fold(s) not in subjects.ids_by_key],
-        )
-        return out
-
     def _suggest(
         self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
     ) -> str | None:
@@ -643,7 +577,9 @@ class SearchService:
         corrected = text
         for fix in reversed(corrections):
             corrected = corrected[: fix.start] + fix.word + corrected[fix.end :]
-        fixed = parse_text_query(corrected, searcher.schema)
+        fixed = parse_text_query(
+            corrected, searcher.schema, subjects=self._subjects(gen, table, searcher)
+        )
         if fixed is None or fixed.strict is None:
             return None
         if not self._query_mask(searcher, fixed.strict, table).any():
@@ -674,8 +610,8 @@ class SearchService:
             generation=gen.name,
             size_bytes=size,
             years=dict(sorted(table.count_years(live).items())),
-            top_authors=_multi_facet(table.authors, live, [], top),
-            top_subjects=_multi_facet(table.subjects, live, [], top),
+            top_authors=multi_facet(table.authors, live, [], top),
+            top_subjects=multi_facet(table.subjects, live, [], top),
             authors=int((table.authors.count(live) > 0).sum()),
             subjects=int((table.subjects.count(live) > 0).sum()),
             cited=int(((table.cited != NO_COUNT) & live).sum()),
@@ -697,9 +633,12 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         check_sort(request, table.has_citations)
         query, key_words = more_like(searcher, record_id)
-        narrowing = parse_query(request.q, searcher.schema)
-        people = self._people(gen, table, request.authors)
-        filters = self._filter_masks(request, table, people)
+        read = parse_text_query(
+            request.q, searcher.schema, subjects=self._subjects(gen, table, searcher)
+        )
+        narrowing = read.strict if read is not None else None
+        chosen = select(gen, table, request)
+        filters = chosen.masks(request, table)
         allowed = table.live.copy()
         for mask in filters.values():
             allowed &= mask
@@ -738,7 +677,7 @@ class SearchService:
             hits = self._page(searcher, query, request, closest, filters, total, table)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
         hits = tuple(replace(hit, shared=shared_words(analyzer, hit, key_words)) for hit in hits)
-        facets = self._facets(request, table, closest, {}, people) if request.facets else None
+        facets = facet_counts(request, table, closest, {}, chosen) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
             request,
@@ -746,7 +685,9 @@ class SearchService:
             hits,
             facets,
             round(took, 2),
-            authors_found=_names_found(people, table),
+            notices=chosen.notices,
+            authors_found=chosen.authors_found(table),
+            subjects_found=chosen.subjects_found(table),
             mode=mode,
             citations=table.has_citations,
         )
@@ -774,37 +715,3 @@ def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
         searchers.clear()
     for searcher in left:
         searcher.close()
-
-
-def _people_ids(people: dict[str, list[int]]) -> list[int]:
-    """Every author id the author filters stand for, in order."""
-    return sorted({i for found in people.values() for i in found})
-
-
-def _names_found(people: dict[str, list[int]], table: FacetTable) -> dict[str, tuple[str, ...]]:
-    """Each author filter as typed -> the names as recorded that it stands for."""
-    return {typed: tuple(table.authors.labels[i] for i in ids) for typed, ids in people.items()}
-
-
-def _multi_facet(
-    values: MultiValued,
-    docs: BoolArray,
-    selected_ids: list[int],
-    size: int,
-    unknown: list[str] | None = None,
-) -> tuple[FacetValue, ...]:
-    """The ``size`` values with most ``docs``, and every selected one; selected values the
-    index does not know (``unknown``) show too, with no documents, so they can be removed."""
-    counts = values.count(docs)
-    order = np.flatnonzero(counts)
-    # Highest count first, then by label; only the top `size`, plus every selected value.
-    if len(order) > size:
-        top = order[np.argpartition(-counts[order], size - 1)[:size]]
-    else:
-        top = order
-    chosen = set(top.tolist()) | set(selected_ids)
-    ranked = sorted(chosen, key=lambda v: (-int(counts[v]), values.labels[v].casefold()))
-    selected = set(selected_ids)
-    out = [FacetValue(values.labels[v], int(counts[v]), v in selected) for v in ranked]
-    out += [FacetValue(value, 0, True) for value in unknown or ()]
-    return tuple(out)

@@ -13,6 +13,9 @@ from dataclasses import dataclass, replace
 
 from pubsearch.broadening import BroaderSearch
 from pubsearch.highlighting import html_to_plain
+from pubsearch.names import exact_name, quoted_name
+from pubsearch.readable import readable
+from pubsearch.records import Record
 from pubsearch.request import (
     DEFAULT_FACET_SIZE,
     MAX_PAGE_SIZE,
@@ -30,6 +33,8 @@ SORT_LABELS = {
     "oldest": "Oldest first",
     "cited": "Most cited",
 }
+# A related-papers page ranks by closeness to its record.
+RELATED_SORT_LABELS = {**SORT_LABELS, "relevance": "Most similar"}
 MODE_LABELS = {"hybrid": "Words and meaning", "lexical": "Words only", "semantic": "Meaning only"}
 PAGE_SIZES = (10, 20, 50, MAX_PAGE_SIZE)
 MAX_FACET_SIZE = 1000
@@ -61,6 +66,9 @@ class FacetOption:
     count: int
     selected: bool
     url: str  # ticks the value, or unticks it when selected
+    # What its checkbox sends: the value, or for a name selected by a name in quotes (a
+    # hit's author link), that name in quotes, so that it stays that person only.
+    param: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,15 @@ class HitView:
 
 
 @dataclass(frozen=True)
+class RecordHeader:
+    """The record a related-papers page is about, as its header shows it."""
+
+    title: str  # readable text (TeX written as text); the template escapes it
+    authors: str
+    year: int | None
+
+
+@dataclass(frozen=True)
 class PageLink:
     number: int | None  # None for a gap ("...")
     url: str
@@ -153,6 +170,7 @@ class ResultsPage:
     original_url: str | None  # the text as typed, when results are of its correction
     broader: BroaderSearch | None
     broader_url: str | None
+    related: RecordHeader | None = None  # on a related-papers page, its record
 
     @property
     def request(self) -> SearchRequest:
@@ -179,11 +197,13 @@ def build_results_page(
     related_url: Callable[[str], str],
     broader: BroaderSearch | None = None,
     extra_export_params: str = "",
+    related: Record | None = None,
 ) -> ResultsPage:
     """Everything a results page at ``path`` shows, computed from ``results``.
 
     ``export_paths`` maps a format's label (BibTeX, CSV, JSON lines) to its export route;
-    ``related_url`` gives the URL of a record's related-papers page.
+    ``related_url`` gives the URL of a record's related-papers page; ``related`` is the
+    record of a related-papers page.
     """
     req = results.request
 
@@ -201,7 +221,14 @@ def build_results_page(
             filterable=True,
             found=results.authors_found,
         ),
-        _facet_group("subject", "Subjects", facets.get("subject", ()), req, path),
+        _facet_group(
+            "subject",
+            "Subjects",
+            facets.get("subject", ()),
+            req,
+            path,
+            found=results.subjects_found,
+        ),
     )
     return ResultsPage(
         results=results,
@@ -209,13 +236,13 @@ def build_results_page(
         hits=tuple(_hit_view(hit, req, path, related_url) for hit in results.hits),
         facets=groups,
         years=_year_facet(facets.get("year", ()), req, path),
-        chips=_chips(req, path, results.authors_found),
+        chips=_chips(req, path, results.authors_found, results.subjects_found),
         clear_url=url(urls.without_filters(req)) if _has_filters(req) else None,
         pages=_pages(results, path),
         first_url=url(replace(req, page=1)),
         prev_url=url(replace(req, page=req.page - 1)) if req.page > 1 else None,
         next_url=url(replace(req, page=req.page + 1)) if req.page < _last_page(results) else None,
-        sorts=_sorts(req, results.citations),
+        sorts=_sorts(req, results.citations, related=related is not None),
         modes=_modes(results),
         page_sizes=tuple(
             Choice(str(n), str(n), n == req.page_size) for n in sorted({*PAGE_SIZES, req.page_size})
@@ -233,14 +260,22 @@ def build_results_page(
         ),
         broader=broader,
         broader_url=url(broader.request) if broader else None,
+        related=_record_header(related) if related is not None else None,
     )
 
 
-def _sorts(req: SearchRequest, citations: bool) -> tuple[Choice, ...]:
+def _record_header(record: Record) -> RecordHeader:
+    return RecordHeader(readable(record.display_title), ", ".join(record.authors), record.year)
+
+
+def _sorts(req: SearchRequest, citations: bool, related: bool) -> tuple[Choice, ...]:
     """The sort orders to offer ("Most cited" only for an index with citation counts).
-    Without query text there is nothing to rank by relevance: the list starts newest
+    A related-papers page ranks by closeness to its record ("Most similar"). Elsewhere,
+    without query text there is nothing to rank by relevance: the list starts newest
     first, and the box says so."""
     offered = tuple(s for s in SORT_ORDERS if citations or s != "cited")
+    if related:
+        return tuple(Choice(s, RELATED_SORT_LABELS[s], s == req.sort) for s in offered)
     if req.q.strip() not in ("", "*"):
         return tuple(Choice(s, SORT_LABELS[s], s == req.sort) for s in offered)
     # "Newest first" keeps the default's value unless it was asked for by name: the form
@@ -275,14 +310,25 @@ def _facet_group(
     found: Mapping[str, tuple[str, ...]] | None = None,
 ) -> FacetGroup:
     toggle = urls.toggle_author if name == "author" else urls.toggle_subject
+    chosen = req.authors if name == "author" else req.subjects
 
     def toggled(value: FacetValue) -> SearchRequest:
-        # A name selected by a filter typed otherwise ("Vishal Patel" for "Vishal M.
-        # Patel"): unticking it removes that filter.
-        typed = [t for t, names in (found or {}).items() if value.value in names]
-        if value.selected and value.value not in req.authors and typed:
-            return replace(req, authors=tuple(a for a in req.authors if a not in typed), page=1)
+        # A value selected by a filter typed otherwise ("Vishal Patel" for "Vishal M.
+        # Patel", "astro-ph" for astro-ph.GA): unticking it removes that filter.
+        typed = [t for t, values in (found or {}).items() if value.value in values]
+        if value.selected and value.value not in chosen and typed:
+            kept = tuple(v for v in chosen if v not in typed)
+            if name == "author":
+                return replace(req, authors=kept, page=1)
+            return replace(req, subjects=kept, page=1)
         return toggle(req, value.value)
+
+    def param(value: FacetValue) -> str:
+        exact = name == "author" and any(
+            quoted_name(t) is not None and value.value in names
+            for t, names in (found or {}).items()
+        )
+        return exact_name(value.value) if value.selected and exact else value.value
 
     options = tuple(
         FacetOption(
@@ -291,6 +337,7 @@ def _facet_group(
             count=v.count,
             selected=v.selected,
             url=urls.search_url(path, toggled(v)),
+            param=param(v),
         )
         for v in values
     )
@@ -334,11 +381,16 @@ def _year_facet(values: tuple[FacetValue, ...], req: SearchRequest, path: str) -
     return YearFacet(tuple(bars), str(req.year) if req.year else "", clear)
 
 
-def _chips(req: SearchRequest, path: str, found: Mapping[str, tuple[str, ...]]) -> tuple[Chip, ...]:
+def _chips(
+    req: SearchRequest,
+    path: str,
+    authors: Mapping[str, tuple[str, ...]],
+    subjects: Mapping[str, tuple[str, ...]],
+) -> tuple[Chip, ...]:
     chips = [
         Chip(
             "Author",
-            *_author_chip(a, found.get(a)),
+            *_author_chip(a, authors.get(a)),
             urls.search_url(path, urls.toggle_author(req, a)),
         )
         for a in req.authors
@@ -346,8 +398,7 @@ def _chips(req: SearchRequest, path: str, found: Mapping[str, tuple[str, ...]]) 
     chips += [
         Chip(
             "Subject",
-            s,
-            arxiv_subject_name(s) or "",
+            *_subject_chip(s, subjects.get(s)),
             urls.search_url(path, urls.toggle_subject(req, s)),
         )
         for s in req.subjects
@@ -361,21 +412,37 @@ def _chips(req: SearchRequest, path: str, found: Mapping[str, tuple[str, ...]]) 
 
 def _author_chip(typed: str, names: tuple[str, ...] | None) -> tuple[str, str]:
     """An author filter's chip: its label and its tooltip, from the names it stands for:
-    the one name as recorded, or what was typed with how many names it found."""
+    the one name as recorded, or what was typed with how many names it found. A name in
+    quotes (a hit's author link) stands for that name only: the tooltip says so."""
+    exact = "Only this name, as recorded" if quoted_name(typed) is not None else ""
     if names is None:
-        return typed, ""
+        return typed, exact
     if not names:
         return typed, "No author of this name in the index"
     if len(names) == 1:
-        return names[0], ""
-    shown = ", ".join(names[:AUTHOR_CHIP_NAMES]) + (
-        ", \u2026" if len(names) > AUTHOR_CHIP_NAMES else ""
-    )
-    return f"{typed} ({len(names)} names)", shown
+        return names[0], exact
+    shown = _listed(names)
+    return f"{typed} ({len(names)} names)", f"{exact}: {shown}" if exact else shown
 
 
-# An author chip's tooltip lists this many of the names its filter found.
-AUTHOR_CHIP_NAMES = 8
+def _subject_chip(typed: str, subjects: tuple[str, ...] | None) -> tuple[str, str]:
+    """A subject filter's chip: the one subject as recorded (its arXiv name as the
+    tooltip), or what was typed with how many subjects it stands for."""
+    if not subjects:
+        return typed, arxiv_subject_name(typed) or ("" if subjects is None else "Not in the index")
+    if len(subjects) == 1:
+        return subjects[0], arxiv_subject_name(subjects[0]) or ""
+    return f"{typed} ({len(subjects)} subjects)", _listed(subjects)
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    """A chip's tooltip list: the first CHIP_VALUES values."""
+    more = ", \u2026" if len(values) > CHIP_VALUES else ""
+    return ", ".join(values[:CHIP_VALUES]) + more
+
+
+# A chip's tooltip lists this many of the values its filter stands for.
+CHIP_VALUES = 8
 
 
 def _hit_view(
@@ -386,7 +453,7 @@ def _hit_view(
     return HitView(
         hit=hit,
         authors=tuple(
-            Link(a, urls.search_url(path, urls.add_author(req, a)), f"Only papers by {a}")
+            Link(a, urls.search_url(path, urls.only_author(req, a)), f"Only papers by {a}")
             for a in hit.authors
         ),
         subjects=tuple(

@@ -2,7 +2,10 @@
 
 The names are the CLI's: ``q``, ``author`` and ``subject`` (repeatable), ``year`` (``2021`` or
 ``2019..2021``), ``sort``, ``mode``, ``page``, ``page_size``, ``facet_size`` and ``correct`` (``0``:
-search the text as typed even when a spelling correction would find more). Every check of a value
+search the text as typed even when a spelling correction would find more). An ``author`` in double
+quotes (``author="Y. You"``, a hit's author link) is that name as recorded only
+(:mod:`pubsearch.names`); a ``subject`` may be a code, an archive or arXiv's name
+(:mod:`pubsearch.subjectmatch`). Every check of a value
 is made by :func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the
 web page, the JSON API and the command line accept and refuse exactly the same requests.
 """

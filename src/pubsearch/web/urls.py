@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import quote_plus, urlencode
 
+from pubsearch.names import exact_name
 from pubsearch.records import fold
 from pubsearch.request import SearchRequest, YearRange
 from pubsearch.web.params import params_from_request
@@ -42,8 +43,11 @@ def toggle_subject(request: SearchRequest, code: str) -> SearchRequest:
     return replace(request, subjects=toggled(request.subjects, code), page=1)
 
 
-def add_author(request: SearchRequest, name: str) -> SearchRequest:
-    return replace(request, authors=with_value(request.authors, name), page=1)
+def only_author(request: SearchRequest, name: str) -> SearchRequest:
+    """Only the papers of the person recorded as ``name``: the author filters replaced by
+    that name in quotes, which stands for it and its other spellings only
+    (:func:`pubsearch.names.quoted_name`), not for every name the name rule would find."""
+    return replace(request, authors=(exact_name(name),), page=1)
 
 
 def add_subject(request: SearchRequest, code: str) -> SearchRequest:

@@ -90,12 +90,13 @@ def _render_results(
         related_url=lambda record_id: url_for(".related_page", record_id=record_id),
         broader=broader,
         extra_export_params=urlencode({"related": related.id}) if related else "",
+        related=related,
     )
     if related is None:
         json_url = search_url(url_for(".api_search"), req)
     else:
         json_url = search_url(url_for(".api_related", record_id=related.id), req)
-    return render_template("search.html", page=page, related=related, json_url=json_url)
+    return render_template("search.html", page=page, related=page.related, json_url=json_url)
 
 
 # -- export --------------------------------------------------------------------------------

@@ -75,9 +75,15 @@
 
     function follow() {
       var url = formUrl();
-      if (url === window.location.pathname + window.location.search) return;
       var ticket = ++latest;
       if (inFlight) inFlight.abort();
+      // Typed back to what is shown (and in the address bar): an answer still on its way,
+      // for the text in between, would show results the box no longer asks for.
+      if (url === window.location.pathname + window.location.search) {
+        inFlight = null;
+        document.body.classList.remove("is-loading");
+        return;
+      }
       var controller = inFlight = new AbortController();
       document.body.classList.add("is-loading");
       fetch(url, { signal: controller.signal, headers: { Accept: "text/html" } })
