@@ -89,52 +89,36 @@ def test_topic_words_that_name_no_one_search_as_before(sample: SearchService) ->
         assert parsed_total == anded
 
 
-def test_a_one_off_search_scans_the_names_and_a_prepared_one_builds_their_table(
-    sample: SearchService,
+def test_a_one_off_search_reads_the_saved_names_and_finds_what_a_built_table_finds(
+    sample: SearchService, tmp_path: Path
 ) -> None:
-    """A process that searches once looks the names up in the saved table's text; a server
-    (prepared) builds the table of surnames first; both find the same people and papers."""
-    from pubsearch.names import ScannedNames
+    """The build saves the name table; a process that searches once reads it, and finds
+    the same people and papers as the table built afresh (a generation without one)."""
+    import shutil
 
-    index_dir = sample.index_dir
-    for typed in ("Vishal Patel", "Patel V", "Jeong", "Wang graph"):
-        one_off, server = SearchService(index_dir), SearchService(index_dir)
+    from pubsearch.names import NAMES_FILE, NameIndex
+
+    older = tmp_path / "older"
+    shutil.copytree(sample.index_dir, older, ignore=shutil.ignore_patterns(".lock"))
+    for saved in older.glob(f"gen-*/{NAMES_FILE}"):
+        saved.unlink()
+    for typed in ("Vishal Patel", "Patel V", "Jeong", "Wang graph", "Patel"):
+        one_off, built = SearchService(sample.index_dir), SearchService(older)
         try:
-            server.prepare()
             asked = [
                 SearchRequest(q=typed, facets=True),
                 SearchRequest(authors=(typed,), facets=True),
             ]
             for request in asked:
-                once, prepared = one_off.search(request), server.search(request)
-                assert once.total == prepared.total
-                assert [h.id for h in once.hits] == [h.id for h in prepared.hits]
-                assert once.authors_found == prepared.authors_found
-            gen, ready = one_off._current_generation(), server._current_generation()
-            assert gen._names is None and isinstance(gen._scanned, ScannedNames)
-            assert ready._names is not None and ready._scanned is None
+                once, again = one_off.search(request), built.search(request)
+                assert once.total == again.total
+                assert [h.id for h in once.hits] == [h.id for h in again.hits]
+                assert once.authors_found == again.authors_found
+            gen = one_off._current_generation()
+            assert isinstance(gen._names, NameIndex)
+            labels = gen.facets.authors.labels if gen.facets else []
+            directory = sample.index_dir / gen.name
+            assert NameIndex.load(directory, labels, gen.index.latest_generation())
         finally:
             one_off.close()
-            server.close()
-
-
-def test_a_service_that_keeps_asking_for_names_builds_their_table(
-    sample: SearchService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Scanning is for a few names: once the scans have cost the budget, the table of
-    surnames is built, and the same people are found."""
-    from pubsearch import generation, names
-
-    service = SearchService(sample.index_dir)
-    try:
-        first = service.search(SearchRequest(authors=("Vishal Patel",)))
-        gen = service._current_generation()
-        assert gen._scanned is not None and gen._names is None
-        monkeypatch.setattr(generation, "SCANNING_BUDGET", gen._scanned.seconds)
-        again = service.search(SearchRequest(authors=("Vishal Patel",)))
-        assert gen._names is not None and type(gen._names) is names.NameIndex
-        assert gen._scanned is None
-        assert [h.id for h in again.hits] == [h.id for h in first.hits]
-        assert again.total == first.total == PATEL_PAPERS
-    finally:
-        service.close()
+            built.close()
