@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_spelling import write_records
 
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
@@ -89,52 +90,139 @@ def test_topic_words_that_name_no_one_search_as_before(sample: SearchService) ->
         assert parsed_total == anded
 
 
-def test_a_one_off_search_scans_the_names_and_a_prepared_one_builds_their_table(
-    sample: SearchService,
+def test_a_one_off_search_reads_the_saved_names_and_finds_what_a_built_table_finds(
+    sample: SearchService, tmp_path: Path
 ) -> None:
-    """A process that searches once looks the names up in the saved table's text; a server
-    (prepared) builds the table of surnames first; both find the same people and papers."""
-    from pubsearch.names import ScannedNames
+    """The build saves the name table; a process that searches once reads it, and finds
+    the same people and papers as the table built afresh (a generation without one)."""
+    import shutil
 
-    index_dir = sample.index_dir
-    for typed in ("Vishal Patel", "Patel V", "Jeong", "Wang graph"):
-        one_off, server = SearchService(index_dir), SearchService(index_dir)
+    from pubsearch.names import NAMES_FILE, NameIndex
+
+    older = tmp_path / "older"
+    shutil.copytree(sample.index_dir, older, ignore=shutil.ignore_patterns(".lock"))
+    for saved in older.glob(f"gen-*/{NAMES_FILE}"):
+        saved.unlink()
+    for typed in ("Vishal Patel", "Patel V", "Jeong", "Wang graph", "Patel"):
+        one_off, built = SearchService(sample.index_dir), SearchService(older)
         try:
-            server.prepare()
             asked = [
                 SearchRequest(q=typed, facets=True),
                 SearchRequest(authors=(typed,), facets=True),
             ]
             for request in asked:
-                once, prepared = one_off.search(request), server.search(request)
-                assert once.total == prepared.total
-                assert [h.id for h in once.hits] == [h.id for h in prepared.hits]
-                assert once.authors_found == prepared.authors_found
-            gen, ready = one_off._current_generation(), server._current_generation()
-            assert gen._names is None and isinstance(gen._scanned, ScannedNames)
-            assert ready._names is not None and ready._scanned is None
+                once, again = one_off.search(request), built.search(request)
+                assert once.total == again.total
+                assert [h.id for h in once.hits] == [h.id for h in again.hits]
+                assert once.authors_found == again.authors_found
+            gen = one_off._current_generation()
+            assert isinstance(gen._names, NameIndex)
+            labels = gen.facets.authors.labels if gen.facets else []
+            directory = sample.index_dir / gen.name
+            assert NameIndex.load(directory, labels, gen.index.latest_generation())
         finally:
             one_off.close()
-            server.close()
+            built.close()
 
 
-def test_a_service_that_keeps_asking_for_names_builds_their_table(
-    sample: SearchService, monkeypatch: pytest.MonkeyPatch
+# -- surnames in the search box, and names written two ways ----------------------------
+
+# Real-looking names with ł, ø, ı, ß, æ, ö, ü; "Moon" is a surname and a word of astronomy.
+PEOPLE_RECORDS = [
+    *(
+        {"title": f"Kernel methods for causal inference {i}", "authors": ["Bernhard Schölkopf"]}
+        for i in range(3)
+    ),
+    {"title": "Causal representation learning", "authors": ["B. Schoelkopf", "Ana Ruiz"]},
+    {"title": "Gaussian splatting for faces", "authors": ["Przemysław Spurek"]},
+    {"title": "Gaussian splatting with few views", "authors": ["Przemyslaw Spurek"]},
+    *({"title": f"Gaussian splatting at scale {i}", "authors": ["Ana Ruiz"]} for i in range(8)),
+    {"title": "Document understanding", "authors": ["Łukasz Borchmann", "Ana Ruiz"]},
+    {"title": "Layout models", "authors": ["Lukasz Borchmann"]},
+    {"title": "Quantum dots", "authors": ["Kristine Sørensen", "Jonas Übler"]},
+    {"title": "Spin chains", "authors": ["Kristine Soerensen"]},
+    {"title": "Graph kernels", "authors": ["Mehmet Işık", "Hans Weiß"]},
+    {"title": "Sparse coding", "authors": ["Seán O'Brien", "Henrik Bærentzen"]},
+    {"title": "Tidal locking", "authors": ["Ji-Hoon Moon"]},
+    *({"title": f"The moon and its craters {i}", "authors": ["Ana Ruiz"]} for i in range(4)),
+    {"title": "On the Schölkopf kernel", "authors": ["Ana Ruiz"]},  # the name as a word
+]
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchService]:
+    folder = tmp_path_factory.mktemp("people")
+    source = write_records(folder / "records.jsonl", PEOPLE_RECORDS)
+    build_index(folder / "index", read_paths([source], ReadReport()))
+    service = SearchService(folder / "index")
+    yield service
+    service.close()
+
+
+def _first_authors(service: SearchService, text: str, count: int) -> list[tuple[str, ...]]:
+    results = service.search(SearchRequest(q=text))
+    return [hit.authors for hit in results.hits[:count]]
+
+
+@pytest.mark.parametrize(
+    ("typed", "total"),
+    # The four papers, then the record naming him in its title: the text as typed (its
+    # words are not spelled out: "Schoelkopf" is not "Schölkopf" in an abstract).
+    [("Schölkopf", 5), ("Scholkopf", 5), ("Schoelkopf", 4), ("SCHOELKOPF", 4)],
+)
+def test_a_surname_alone_puts_its_peoples_papers_first(
+    people: SearchService, typed: str, total: int
 ) -> None:
-    """Scanning is for a few names: once the scans have cost the budget, the table of
-    surnames is built, and the same people are found."""
-    from pubsearch import generation, names
+    results = people.search(SearchRequest(q=typed))
+    assert results.total == total
+    assert results.corrected_from is None and results.suggestion is None
+    assert all("Ana Ruiz" != hit.authors[0] for hit in results.hits[:4])
+    assert [hit.title for hit in results.hits[4:]] == ["On the Schölkopf kernel"][: total - 4]
 
-    service = SearchService(sample.index_dir)
-    try:
-        first = service.search(SearchRequest(authors=("Vishal Patel",)))
-        gen = service._current_generation()
-        assert gen._scanned is not None and gen._names is None
-        monkeypatch.setattr(generation, "SCANNING_BUDGET", gen._scanned.seconds)
-        again = service.search(SearchRequest(authors=("Vishal Patel",)))
-        assert gen._names is not None and type(gen._names) is names.NameIndex
-        assert gen._scanned is None
-        assert [h.id for h in again.hits] == [h.id for h in first.hits]
-        assert again.total == first.total == PATEL_PAPERS
-    finally:
-        service.close()
+
+@pytest.mark.parametrize(
+    ("typed", "total"),
+    [("O'Brien", 1), ("OBrien", 1), ("Übler", 1), ("Uebler", 1), ("Isik", 1), ("Weiss", 1)],
+)
+def test_surnames_with_their_letters_written_any_way(
+    people: SearchService, typed: str, total: int
+) -> None:
+    results = people.search(SearchRequest(q=typed))
+    assert results.total == total and results.corrected_from is None
+
+
+def test_a_surname_that_is_mostly_a_word_stays_a_word(people: SearchService) -> None:
+    """Moon wrote one record, four use the word: "moon" finds the word's records first."""
+    results = people.search(SearchRequest(q="moon"))
+    assert results.total == 4
+    assert all("moon" in hit.title.lower() for hit in results.hits)
+
+
+def test_a_surname_with_topic_words_puts_its_papers_on_the_topic_first(
+    people: SearchService,
+) -> None:
+    results = people.search(SearchRequest(q="Spurek gaussian splatting"))
+    assert results.total == 10  # every paper on the topic
+    assert all(hit.authors[0].startswith("Przemys") for hit in results.hits[:2])
+    assert all(hit.authors == ("Ana Ruiz",) for hit in results.hits[2:])
+
+
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [
+        # One facet value each: the same name but for its marks, shown as first written.
+        ("Lukasz Borchmann", {"Łukasz Borchmann"}),
+        ("Przemyslaw Spurek", {"Przemysław Spurek"}),
+        ("Schoelkopf", {"Bernhard Schölkopf", "B. Schoelkopf"}),
+        ("Bernhard Schölkopf", {"Bernhard Schölkopf", "B. Schoelkopf"}),
+        ("Soerensen", {"Kristine Sørensen", "Kristine Soerensen"}),
+        ("Isik", {"Mehmet Işık"}),
+    ],
+)
+def test_an_author_filter_finds_every_spelling(
+    people: SearchService, typed: str, found: set[str]
+) -> None:
+    results = people.search(SearchRequest(authors=(typed,)))
+    assert set(results.authors_found[typed]) == found
+    for written in found:
+        assert results.total == people.search(SearchRequest(authors=(written,))).total

@@ -1,49 +1,56 @@
-"""Spelling corrections: the nearest word of the titles, the most used among the nearest."""
+"""Spelling corrections: title words and surnames, never a word the index knows, and the
+candidates of a query's words weighed by how many records have them together."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
 import pytest
 
-from pubsearch.spelling import MAX_WORDS, RARE, RARITY, Spelling
+from pubsearch.indexing import build_index
+from pubsearch.readers import ReadReport, read_paths
+from pubsearch.request import SearchRequest
+from pubsearch.searching import SearchService
+from pubsearch.spelling import MAX_WORDS, SPELLING_FILE, Candidate, Spelling
 
-WORDS = [
-    "diffusion",
-    "models",
-    "segmentation",
-    "language",
-    "retrieval",
-    "augmented",
-    "generation",
-    "neural",
-    "networks",
-    "size",
-    "wise",
-    "batch",
-    "sizes",
-    "2021",
-]
-USE = {
+TITLES = {
     "diffusion": 900,
     "models": 5000,
     "segmentation": 700,
     "language": 3000,
     "retrieval": 400,
-    "augmented": 300,
     "generation": 800,
     "neural": 2000,
-    "networks": 2500,
     "size": 4000,
     "wise": 300,
     "batch": 200,
-    "sizes": 150,
+    "2021": 50,
 }
+SURNAMES = {"hinton": 30, "patel": 40}
+SPELLING = Spelling.build(TITLES.items(), SURNAMES.items())
 
 
-def usage(word: str) -> int:
-    return USE.get(word, 0)
+def nothing_known(word: str) -> bool:
+    return False
 
 
-SPELLING = Spelling(WORDS)
+def together(words: Sequence[Candidate]) -> int:
+    return 1
+
+
+def corrected(text: str, known: object = nothing_known, count: object = together) -> str:
+    words, at = [], 0
+    for word in text.split():
+        start = text.index(word, at)
+        words.append((start, start + len(word), word))
+        at = start + len(word)
+    out = text
+    for fix in reversed(SPELLING.corrections(words, known, count)):  # type: ignore[arg-type]
+        out = out[: fix.start] + fix.word + out[fix.end :]
+    return out
 
 
 @pytest.mark.parametrize(
@@ -57,39 +64,151 @@ SPELLING = Spelling(WORDS)
         ("neurral", "neural"),  # one added
         ("Difusion", "diffusion"),  # case
         ("sise", "size"),  # "wise" is as near, but less used
+        ("Hintn", "hinton"),  # a surname
     ],
 )
-def test_a_typo_is_corrected_to_the_most_used_nearest_word(typed: str, meant: str) -> None:
-    assert SPELLING.correct(typed, usage) == meant
+def test_a_typo_is_corrected_to_the_nearest_word(typed: str, meant: str) -> None:
+    assert corrected(typed) == meant
 
 
-@pytest.mark.parametrize(
-    "typed",
-    [
-        "diffusion",  # a word records use
-        "qwertyuiop",  # nothing near
-        "nn",  # too short
-        "2022",  # digits
-        "sizzzles",  # three edits away
-    ],
-)
+@pytest.mark.parametrize("typed", ["diffusion", "qwertyuiop", "nn", "2022", "sizzzles"])
 def test_what_is_left_alone(typed: str) -> None:
-    assert SPELLING.correct(typed, usage) is None
+    """A word of the table, nothing near, too short, digits, three edits away."""
+    assert corrected(typed) == typed
 
 
-def test_a_rare_word_is_corrected_only_to_a_much_more_used_one() -> None:
-    uses = {**USE, "langauge": 6}
-    assert SPELLING.correct("langauge", uses.get) == "language"  # 3,000 against 6
-    uses["langauge"] = RARE + 1
-    assert SPELLING.correct("langauge", uses.get) is None  # used by too many to be a typo
-    uses = {**USE, "batchs": 3}
-    assert 3 * RARITY > uses["batch"]  # "batch" is not used RARITY times as much
-    assert SPELLING.correct("batchs", uses.get) is None
+def test_a_word_the_index_knows_is_never_corrected() -> None:
+    assert corrected("langauge models", known=lambda word: word == "langauge") == (
+        "langauge models"
+    )
+
+
+def test_a_capital_prefers_a_surname_and_a_small_letter_the_more_used_word() -> None:
+    spelling = Spelling.build([("hint", 500)], [("hinton", 30)])
+
+    def counted(words: Sequence[Candidate]) -> int:
+        return 10 if words[0].word == "hint" else 1
+
+    words = [(0, 5, "Hintn")]
+    assert [c.word for c in spelling.corrections(words, nothing_known, counted)] == ["hinton"]
+    words = [(0, 5, "hintn")]
+    assert [c.word for c in spelling.corrections(words, nothing_known, counted)] == ["hint"]
+
+
+def test_the_combination_most_records_have_together_wins() -> None:
+    spelling = Spelling.build([("ways", 900), ("waves", 300), ("wave", 600)], [])
+
+    def counted(words: Sequence[Candidate]) -> int:
+        found = {c.word for c in words}
+        return 1221 if {"gravitational", "waves"} <= found or "wave" in found else 263
+
+    words = [(0, 13, "gravitational"), (14, 18, "wavs")]
+    # "ways" is the most used of the nearest words; "waves" is what is found with the rest.
+    fixes = spelling.corrections(words, lambda word: word == "gravitational", counted)
+    assert [fix.word for fix in fixes] == ["waves"]  # "wave" as often: "waves" keeps the s
 
 
 def test_corrections_say_where_and_skip_pasted_text() -> None:
     words = [(0, 8, "difusion"), (9, 15, "models")]
-    fixes = SPELLING.corrections(words, usage)
+    fixes = SPELLING.corrections(words, nothing_known, together)
     assert [(f.start, f.end, f.word) for f in fixes] == [(0, 8, "diffusion")]
     many = [(i, i + 1, "difusion") for i in range(MAX_WORDS + 1)]
-    assert SPELLING.corrections(many, usage) == []
+    assert SPELLING.corrections(many, nothing_known, together) == []
+
+
+def test_a_saved_table_is_the_built_one(tmp_path: Path) -> None:
+    SPELLING.save(tmp_path, 3)
+    saved = Spelling.load(tmp_path, 3)
+    assert saved is not None and Spelling.load(tmp_path, 4) is None
+    for word in ["difusion", "hintn", "sise", "models", "zzz"]:
+        assert saved.candidates(word) == SPELLING.candidates(word)
+    assert "models" in saved and "model" not in saved and "hinton" in saved
+
+
+# -- on a real index -------------------------------------------------------------------
+
+# Records where correcting word by word goes wrong: "ways" is used by more titles than
+# "waves", but "gravitational waves" is what the records say together.
+RECORDS = [
+    *(
+        {"title": f"Gravitational waves from binary mergers {i}", "authors": ["Ana Ruiz"]}
+        for i in range(6)
+    ),
+    *({"title": f"Ways to teach physics {i}", "authors": ["Tom Ways"]} for i in range(9)),
+    {"title": "Gravitational lensing in ways we did not expect", "authors": ["Tom Ways"]},
+    {"title": "Capsule networks revisited", "authors": ["Geoffrey E. Hinton"]},
+    {"title": "Dynamic routing between capsules", "authors": ["Geoffrey Hinton", "Sara Sabour"]},
+    {"title": "Neural rendering of scenes", "authors": ["Matthias Nießner", "Angela Dai"]},
+    {"title": "Graph sparsification", "authors": ["Jakub Łącki"]},
+    {"title": "Into the wild: hints for learning", "authors": ["Mary Smith"]},
+]
+
+
+def write_records(path: Path, records: list[dict[str, object]]) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for number, record in enumerate(records):
+            full = {
+                "id": f"2401.{number:05d}",
+                "abstract": f"An abstract of record {number}.",
+                "categories": ["cs.LG"],
+                "year": 2024,
+                **record,
+            }
+            out.write(json.dumps(full) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def spelt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchService]:
+    folder = tmp_path_factory.mktemp("spelling")
+    source = write_records(folder / "records.jsonl", RECORDS)
+    build_index(folder / "index", read_paths([source], ReadReport()))
+    service = SearchService(folder / "index")
+    yield service
+    service.close()
+
+
+def test_the_phrase_as_a_whole_chooses_the_correction(spelt: SearchService) -> None:
+    results = spelt.search(SearchRequest(q="gravitaional wavs"))
+    assert results.corrected_from == "gravitaional wavs"
+    assert results.request.q == "gravitational waves"
+    assert results.total == 6
+
+
+@pytest.mark.parametrize("name", ["Hinton", "Niessner", "Nießner", "Lacki", "Łącki"])
+def test_a_name_of_the_index_is_never_corrected(spelt: SearchService, name: str) -> None:
+    results = spelt.search(SearchRequest(q=name))
+    assert results.corrected_from is None and results.suggestion is None
+    assert results.total >= 1 and results.request.q == name
+
+
+def test_a_misspelt_name_is_corrected_to_the_name(spelt: SearchService) -> None:
+    results = spelt.search(SearchRequest(q="Hintn"))
+    assert results.corrected_from == "Hintn"
+    assert results.request.q == "hinton"
+    assert {"Geoffrey E. Hinton", "Geoffrey Hinton"} >= {
+        a for hit in results.hits for a in hit.authors if "Hinton" in a
+    }
+    assert results.total == 2
+
+
+def test_the_tables_are_saved_with_the_generation_and_read_from_it(
+    spelt: SearchService, tmp_path: Path
+) -> None:
+    """A build saves the name and spelling tables; a generation without them (built by
+    the version before) builds them when asked, and corrects the same."""
+    generation = next(spelt.index_dir.glob("gen-*"))
+    assert (generation / SPELLING_FILE).is_file() and (generation / "names.npz").is_file()
+    older = tmp_path / "older"
+    shutil.copytree(spelt.index_dir, older, ignore=shutil.ignore_patterns(".lock"))
+    for table in older.glob("gen-*/*.npz"):
+        if table.name in (SPELLING_FILE, "names.npz"):
+            table.unlink()
+    service = SearchService(older)
+    try:
+        for text in ["gravitaional wavs", "Hintn", "Lacki"]:
+            assert service.suggest(text) == spelt.suggest(text), text
+        gen = service._current_generation()
+        assert gen._spelling is not None and gen._names is not None
+    finally:
+        service.close()

@@ -174,13 +174,6 @@ class MultiValued:
         counts.flags.writeable = False
         return counts
 
-    def folded_keys(self) -> bytes | None:
-        """Every value's folded key, in id order, separated by VALUE_SEP, as the table was
-        saved; None when it was not read from a saved table, or its keys have been made a
-        dict since."""
-        keys = self.ids_by_key
-        return keys.packed_bytes() if isinstance(keys, _SavedKeys) else None
-
     def docs_with_ids(self, ids: list[int]) -> BoolArray:
         """Mask of documents having at least one of the values ``ids``."""
         mask = np.zeros(len(self.offsets) - 1, dtype=np.bool_)
@@ -581,12 +574,6 @@ class _SavedKeys(Mapping[str, int]):
 
     def copy(self) -> dict[str, int]:
         return dict(self._dict())
-
-    def packed_bytes(self) -> bytes | None:
-        """The keys as saved, or None once they have been made a dict."""
-        with self._lock:
-            packed = self._packed
-        return packed.tobytes() if packed is not None else None
 
     def __getitem__(self, key: str) -> int:
         return self._dict()[key]

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from whoosh.index import Index
+from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
 from pubsearch import masks, semantic
 from pubsearch.facets import FacetTable
-from pubsearch.names import SCANNING_BUDGET, NameIndex, ScannedNames
+from pubsearch.names import Documents, NameIndex
 from pubsearch.querying import SPELLING_FIELDS
-from pubsearch.schema import DEFAULT_FIELD, VALUE_SEP
+from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.spelling import Spelling
 from pubsearch.subjectmatch import SubjectIndex
 from pubsearch.vectors import VectorTable
@@ -44,7 +45,6 @@ class Generation:
     # costs a look-up in every segment).
     frequencies: dict[str, int] = field(default_factory=dict)
     _names: NameIndex | None = None
-    _scanned: ScannedNames | None = None
     _spelling: Spelling | None = None
     _subjects: SubjectIndex | None = None
     _meaning: semantic.SemanticIndex | None = None
@@ -54,42 +54,30 @@ class Generation:
     _names_lock: threading.Lock = field(default_factory=threading.Lock)
     _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def spelling(self, searcher: Searcher) -> Spelling:
-        """The correctly spelt words of this generation: its titles' words (built when
-        first asked; docs/performance.md says what that costs)."""
+    def spelling(self, searcher: Searcher, table: FacetTable, directory: Path) -> Spelling:
+        """The correctly spelt words of this generation (pubsearch.spelling): the table
+        saved with it, read when first asked, or built now when it has none (built by an
+        older version: a second or two at 100,000 records)."""
         with self._spelling_lock:
             if self._spelling is None:
-                title = searcher.schema[SPELLING_FIELDS[0]]
-                field = title.spelling_fieldname(SPELLING_FIELDS[0])
-                reader = searcher.reader()
-                words = (
-                    (w.decode("utf-8") if isinstance(w, bytes) else w)
-                    for w in (
-                        reader.lexicon(field) if field in reader.indexed_field_names() else ()
-                    )
-                )
-                self._spelling = Spelling(words)
+                saved = Spelling.load(directory, self.index.latest_generation())
+                if saved is None:
+                    names = self.names(table, directory)
+                    saved = spelling_table(searcher.reader(), names)
+                self._spelling = saved
             return self._spelling
 
-    def names(self, table: FacetTable, full: bool = False) -> NameIndex:
-        """The author names of this generation, found by surname: from the table of every
-        author's surname when it is built (``full``: a server builds it before its first
-        search), else by scanning the saved names (a one-off query; see
-        :class:`ScannedNames`) until the scans have cost :data:`SCANNING_BUDGET`, or else
-        from the table, built now."""
+    def names(self, table: FacetTable, directory: Path) -> NameIndex:
+        """The author names of this generation, found by surname: the table saved with
+        it, read when first asked (mapped, a few ms), or built from the facet table when
+        the generation has none (built by an older version: about a second at 100,000
+        records)."""
         with self._names_lock:
-            if self._names is not None:
-                return self._names
-            if not full:
-                if self._scanned is None:
-                    folded = table.authors.folded_keys()
-                    if folded is not None:
-                        labels = table.authors.labels
-                        self._scanned = ScannedNames(labels, folded, ord(VALUE_SEP))
-                if self._scanned is not None and self._scanned.seconds < SCANNING_BUDGET:
-                    return self._scanned
-            self._names = NameIndex(table.authors.labels)
-            self._scanned = None
+            if self._names is None:
+                labels = table.authors.labels
+                self._names = NameIndex.load(
+                    directory, labels, self.index.latest_generation()
+                ) or NameIndex.build(labels, name_documents(table))
             return self._names
 
     def subjects(self, table: FacetTable) -> SubjectIndex:
@@ -127,3 +115,28 @@ class Generation:
                 kept.clear()
             kept.update(zip(missing, found, strict=True))
         return [known[stem] for stem in stems]
+
+
+def name_documents(table: FacetTable) -> Documents:
+    """Which documents each author of ``table`` is on (for the name table's counts)."""
+    return Documents(table.authors.value_ids, table.authors.doc_of_entry, table.live)
+
+
+def spelling_table(reader: IndexReader, names: NameIndex) -> Spelling:
+    """The spelling table of the index ``reader`` reads: its titles' words, each with
+    how many titles use it, and its authors' surnames (from ``names``)."""
+    title = reader.schema[SPELLING_FIELDS[0]]
+    field = title.spelling_fieldname(SPELLING_FIELDS[0])
+    words: list[str] = []
+    if field in reader.indexed_field_names():
+        words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field)]
+    counts = masks.doc_frequencies(reader, field, words) if words else []
+    return Spelling.build(zip(words, counts, strict=True), names.surnames())
+
+
+def save_tables(directory: Path, reader: IndexReader, table: FacetTable, generation: int) -> None:
+    """Save beside a generation's index files the tables its searches read: the name table
+    and the spelling table (a one-off query reads them instead of building them)."""
+    names = NameIndex.build(table.authors.labels, name_documents(table))
+    names.save(directory, generation)
+    spelling_table(reader, names).save(directory, generation)

@@ -20,6 +20,7 @@ from pubsearch.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.documents import key_term, record_fields, record_from_stored
 from pubsearch.errors import IndexCorruptError, IndexMissingError
 from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
+from pubsearch.generation import save_tables
 from pubsearch.records import (
     Record,
     RecordMerger,
@@ -130,7 +131,8 @@ def build_index(
 
 
 def _save_facets(build_dir: Path, previous: FacetTable | None = None, added: int = 0) -> None:
-    """Save the build's facet table: ``previous`` extended when the build appended ``added``
+    """Save the build's facet table, and the tables made from it and the index (see
+    generation.save_tables): ``previous`` extended when the build appended ``added``
     documents to it (deleting some, renumbering none), else read from the whole index."""
     ix = storage.open_index(build_dir)
     try:
@@ -139,7 +141,9 @@ def _save_facets(build_dir: Path, previous: FacetTable | None = None, added: int
                 table = previous.extended(reader)
             else:
                 table = FacetTable.build(reader)
-        table.save(build_dir, ix.latest_generation())
+            table.save(build_dir, ix.latest_generation())
+            # The name and spelling tables, which a one-off query would otherwise build.
+            save_tables(build_dir, reader, table, ix.latest_generation())
     finally:
         ix.close()
 

@@ -26,18 +26,34 @@ A name in double quotes (``"Y. You"``: what an author's link on a hit asks for) 
 only for that name as recorded and its other spellings of one person
 (:func:`pubsearch.records.author_identity`: ``Y. You``, ``Y You``, ``You, Y.``), not for
 every name the rule above finds (``Yang You``, ``Yu You``).
+
+German and Scandinavian names are written two ways: ``Schölkopf`` and ``Schoelkopf``,
+``Sørensen`` and ``Soerensen`` (:func:`pubsearch.textforms.transliterations`). A word of
+a recorded name written with such a letter is one word with its spelled-out form and its
+folded one (``scholkopf``, ``schoelkopf``), so that any of the three finds every record
+that wrote any of them; a typed name is read as typed and as spelled out.
+
+:class:`NameIndex` is the table of every recorded name by surname, kept as arrays: built
+with each index generation and saved beside it (``names.npz``), read mapped when a search
+first needs it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-import time
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from pubsearch import storage
 from pubsearch.records import author_identity, fold
+from pubsearch.textforms import transliterations
 
 PARTICLES = frozenset(
     (
@@ -158,40 +174,139 @@ def matches(typed: Name, recorded: Name) -> bool:
 
 
 class NameIndex:
-    """Recorded names (a facet's labels, by id) found by their surnames' last word."""
+    """Recorded names (a facet's labels, by id) found by their surnames' last word, and
+    how many records people of each surname wrote. Arrays: the keys' hashes in order, the
+    ids of each key's names, and each key's count of records; and the words written two
+    ways (see the module's doc)."""
 
-    def __init__(self, labels: Sequence[str]) -> None:
+    def __init__(
+        self,
+        labels: Sequence[str],
+        variants: dict[str, str],
+        arrays: dict[str, Any],
+    ) -> None:
         self._labels = labels
-        self._by_key: dict[str, list[int]] = {}
+        self._variants = variants
+        self._hashes: UInt64Array = arrays["hashes"]
+        self._starts: IntArray = arrays["starts"]
+        self._ids: Int32Array = arrays["ids"]
+        self._papers: Int32Array = arrays["papers"]
+        self._keys: npt.NDArray[np.uint8] = arrays["keys"]
+        self._forms: dict[str, list[str]] | None = None  # shared form -> its forms
+
+    @classmethod
+    def build(cls, labels: Sequence[str], documents: Documents | None = None) -> NameIndex:
+        """The table of ``labels``; with ``documents`` (each name's documents, see
+        :class:`Documents`), each surname's count of records, else 0."""
+        variants = name_variants(labels)
+        key_ids: dict[str, int] = {}
+        pair_keys: list[int] = []
+        pair_names: list[int] = []
         for number, label in enumerate(labels):
-            for key in _keys(label):
-                self._by_key.setdefault(key, []).append(number)
+            for key in dict.fromkeys(_canonical_word(k, variants) for k in _keys(label)):
+                pair_keys.append(key_ids.setdefault(key, len(key_ids)))
+                pair_names.append(number)
+        key_hash = np.fromiter(map(_hash, key_ids), dtype=np.uint64, count=len(key_ids))
+        by_pair = key_hash[np.asarray(pair_keys, dtype=np.int64)]
+        names = np.asarray(pair_names, dtype=np.int32)
+        order = np.lexsort((names, by_pair))
+        by_pair, names = by_pair[order], names[order]
+        hashes, firsts = np.unique(by_pair, return_index=True)
+        starts = np.append(firsts, len(by_pair)).astype(np.int64)
+        papers = np.zeros(len(hashes), dtype=np.int32)
+        if documents is not None and len(names):
+            papers = _papers(documents, np.repeat(np.arange(len(hashes)), np.diff(starts)), names)
+        key_of = dict(zip(key_hash.tolist(), key_ids, strict=True))
+        keys = _packed(key_of[h] for h in hashes.tolist())
+        arrays = {"hashes": hashes, "starts": starts, "ids": names, "papers": papers, "keys": keys}
+        return cls(labels, variants, arrays)
+
+    def surnames(self) -> list[tuple[str, int]]:
+        """Every surname key (folded, the last word of a surname and its parts between
+        hyphens), with how many records people of that surname wrote."""
+        keys = _unpacked(self._keys, len(self._hashes))
+        return list(zip(keys, self._papers.tolist(), strict=True))
+
+    def _bucket(self, key: str) -> int | None:
+        """Where ``key``'s names are in the arrays, or None when no name has it."""
+        wanted = np.uint64(_hash(key))
+        at = int(np.searchsorted(self._hashes, wanted))
+        if at < len(self._hashes) and self._hashes[at] == wanted:
+            return at
+        return None
 
     def _candidates(self, key: str) -> Iterable[int]:
         """Ids of the recorded names whose surname is found by ``key`` (or more)."""
-        return self._by_key.get(key, ())
+        at = self._bucket(key)
+        if at is None:
+            return ()
+        ids: list[int] = self._ids[self._starts[at] : self._starts[at + 1]].tolist()
+        return ids
+
+    def papers(self, word: str) -> int:
+        """How many records people with the surname ``word`` wrote (0 when none has it)."""
+        words = _words(word)
+        if len(words) != 1:
+            return 0
+        at = self._bucket(_canonical_word(words[0], self._variants))
+        return 0 if at is None else int(self._papers[at])
+
+    def readings(self, typed: str) -> list[list[Name]]:
+        """The ways to read ``typed``, in order (see :func:`typed_readings`), each as typed
+        and as spelled out (``Schölkopf``, ``Schoelkopf``), with the words written two
+        ways in the index as one."""
+        forms = dict.fromkeys([typed, transliterations(typed)])
+        each = [typed_readings(form) for form in forms]
+        out: list[list[Name]] = []
+        for position in range(max(map(len, each))):
+            group = [
+                self._canonical(readings[position]) for readings in each if position < len(readings)
+            ]
+            out.append(list(dict.fromkeys(group)))
+        return out
+
+    def spellings(self, typed: str) -> list[str]:
+        """The words of ``typed`` (folded) in every way the index writes them
+        (``schoelkopf`` and ``scholkopf``)."""
+        if self._forms is None:
+            forms: dict[str, list[str]] = {}
+            for word, shared in self._variants.items():
+                forms.setdefault(shared, []).append(word)
+            self._forms = forms
+        words = dict.fromkeys([*_words(typed), *_words(transliterations(typed))])
+        out = dict.fromkeys(words)
+        for word in words:
+            for part in word.split("-"):
+                shared = self._variants.get(part, part)
+                out.update(dict.fromkeys(self._forms.get(shared, [part])))
+        return list(out)
+
+    def _canonical(self, name: Name) -> Name:
+        variants = self._variants
+        return Name(
+            tuple(_canonical_word(w, variants) for w in name.surname),
+            tuple(_canonical_word(w, variants) for w in name.given),
+        )
 
     def find(self, typed: str) -> list[int]:
         """The ids of the recorded names ``typed`` stands for, in id order."""
         exact = quoted_name(typed)
         if exact is not None:
-            return self.spellings(exact)
-        readings = typed_readings(typed)
-        for number, reading in enumerate(readings):
+            return self.same_person(exact)
+        for number, group in enumerate(self.readings(typed)):
             if number and "," in typed:
                 break
-            found = sorted(
-                {
-                    i
-                    for i in self._candidates(reading.surname[-1])
-                    if matches(reading, recorded_name(self._labels[i]))
-                }
-            )
+            found = {
+                i
+                for reading in group
+                for i in self._candidates(reading.surname[-1])
+                if matches(reading, self._canonical(recorded_name(self._labels[i])))
+            }
             if found:
-                return found
+                return sorted(found)
         return []
 
-    def spellings(self, name: str) -> list[int]:
+    def same_person(self, name: str) -> list[int]:
         """The ids of the recorded names that are ``name`` written one way or another
         (the same :func:`~pubsearch.records.author_identity`), in id order."""
         identity = author_identity(name)
@@ -199,71 +314,158 @@ class NameIndex:
             {
                 i
                 for key in _folded_keys(name)
-                for i in self._candidates(key)
+                for i in self._candidates(_canonical_word(key, self._variants))
                 if author_identity(self._labels[i]) == identity
             }
         )
 
-
-class ScannedNames(NameIndex):
-    """:class:`NameIndex`'s answers without its table: the surname looked for as a word in
-    the names' folded forms, all in one text (the folded keys a generation's facet table
-    saves, separated by ``separator``), and the names where it is found checked as the
-    table's are. A scan of 15 MB costs 10 to 40 ms; the table of every author's surname,
-    1.7 s at 1,000,000 records. For a process that asks for a few names (``pubsearch
-    query``); a server builds the table, and so does a process that has spent
-    :data:`SCANNING_BUDGET` scanning (it is asking for many)."""
-
-    def __init__(self, labels: Sequence[str], folded: bytes, separator: int) -> None:
-        self._labels = labels
-        # Folded as _words folds a name, so that every key is a word of this text.
-        self._text = folded.replace(b".-", b"-")
-        codes = np.frombuffer(self._text, dtype=np.uint8)
-        self._ends = np.flatnonzero(codes == separator)  # where each name but the last ends
-        self._codes = codes
-        self._found: dict[str, list[int]] = {}  # the last few keys' names
-        self.seconds = 0.0  # spent scanning, so far
-
-    def _candidates(self, key: str) -> Iterable[int]:
-        found = self._found.get(key)
-        if found is None:
-            if len(self._found) >= _SCANNED_KEPT:
-                self._found.clear()
-            started = time.perf_counter()
-            found = self._found[key] = self._scan(key)
-            self.seconds += time.perf_counter() - started
-        return found
-
-    def _scan(self, key: str) -> list[int]:
-        word = key.encode("utf-8")
-        if not word:
-            return []
-        starts = np.fromiter(
-            (m.start() for m in re.finditer(re.escape(word), self._text)), dtype=np.int64
+    def save(self, directory: Path, generation: int) -> None:
+        """Write the table into ``directory`` (a new file, renamed into place), for Whoosh
+        generation ``generation`` of the index there."""
+        forms = list(self._variants)
+        storage.save_arrays(
+            directory / NAMES_FILE,
+            {
+                "meta": np.asarray(
+                    [FORMAT_VERSION, generation, len(self._labels), len(forms)], dtype=np.int64
+                ),
+                "hashes": self._hashes,
+                "starts": self._starts,
+                "ids": self._ids,
+                "papers": self._papers,
+                "keys": self._keys,
+                "forms": _packed(forms),
+                "canonical": _packed(self._variants[f] for f in forms),
+            },
         )
-        if not len(starts):
-            return []
-        # Not inside a longer word: no ASCII letter or digit either side. (A non-ASCII
-        # character either side may be a letter: such names are kept, and matches()
-        # decides, as it does for every name found.)
-        codes = self._codes
-        before = np.where(starts > 0, codes[np.maximum(starts - 1, 0)], 0)
-        after_at = starts + len(word)
-        after = np.where(after_at < len(codes), codes[np.minimum(after_at, len(codes) - 1)], 0)
-        whole = ~_WORD_BYTE[before] & ~_WORD_BYTE[after]
-        names = np.searchsorted(self._ends, starts[whole])  # separators before each: its id
-        ids: list[int] = np.unique(names).tolist()
-        return ids
+
+    @classmethod
+    def load(cls, directory: Path, labels: Sequence[str], generation: int) -> NameIndex | None:
+        """The table saved in ``directory`` for Whoosh generation ``generation`` and these
+        ``labels``, or None when there is none (a generation built before tables were
+        saved) or it is for another."""
+        try:
+            data = storage.load_arrays(directory / NAMES_FILE)
+            meta = data["meta"]
+            if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
+                return None
+            if int(meta[2]) != len(labels):
+                return None
+            count = int(meta[3])
+            forms = _unpacked(data["forms"], count)
+            variants = dict(zip(forms, _unpacked(data["canonical"], count), strict=True))
+            arrays = {name: data[name] for name in ("hashes", "starts", "ids", "papers", "keys")}
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+            return None
+        return cls(labels, variants, arrays)
 
 
-# Keys whose names a ScannedNames keeps (a query asks for a few).
-_SCANNED_KEPT = 256
-# Seconds of scanning after which the table of surnames is built instead (a third of what
-# building it costs at 1,000,000 records).
-SCANNING_BUDGET = 0.5
-# ASCII letters and digits, by byte.
-_WORD_BYTE = np.zeros(256, dtype=np.bool_)
-_WORD_BYTE[list(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")] = True
+@dataclass(frozen=True)
+class Documents:
+    """Which documents each name is on: a facet table's entries (document, name id), and
+    which documents are live."""
+
+    value_ids: Int32Array
+    doc_of_entry: Int32Array
+    live: npt.NDArray[np.bool_]
+
+
+def _papers(documents: Documents, pair_bucket: IntArray, pair_name: Int32Array) -> Int32Array:
+    """Each bucket's count of live documents with a name in it."""
+    buckets = int(pair_bucket.max()) + 1 if len(pair_bucket) else 0
+    # Each name's buckets (a name is in one to three), then each entry's.
+    order = np.argsort(pair_name, kind="stable")
+    names, by_name = pair_name[order], pair_bucket[order]
+    size = max(int(names.max()) + 1, int(documents.value_ids.max(initial=-1)) + 1)
+    per_name = np.bincount(names, minlength=size)
+    first = np.concatenate([[0], np.cumsum(per_name)])
+    live = documents.live[documents.doc_of_entry]
+    values = documents.value_ids[live].astype(np.int64)
+    docs = documents.doc_of_entry[live].astype(np.int64)
+    counts = per_name[values]
+    entry_bucket = by_name[np.repeat(first[values], counts) + _ranges(counts)]
+    entry_doc = np.repeat(docs, counts)
+    pairs = np.unique(entry_bucket.astype(np.int64) * len(documents.live) + entry_doc)
+    found: Int32Array = np.bincount(pairs // len(documents.live), minlength=buckets).astype(
+        np.int32
+    )
+    return found
+
+
+def _ranges(counts: IntArray) -> IntArray:
+    """0..n-1 for each n of ``counts``, one after another."""
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
+
+
+def name_variants(labels: Iterable[str]) -> dict[str, str]:
+    """Words of ``labels`` written two ways (see the module's doc), folded, each part of a
+    hyphenated word apart -> the one form each such pair (or chain) shares: the first of
+    its forms in the alphabet."""
+    parent: dict[str, str] = {}
+
+    def root(word: str) -> str:
+        while (up := parent.get(word, word)) != word:
+            word = up
+        return word
+
+    for label in labels:
+        if label.isascii():
+            continue
+        spelled = transliterations(label)
+        if spelled == label:
+            continue
+        written, other = _words(label), _words(spelled)
+        if len(written) != len(other):
+            continue
+        for pair in zip(written, other, strict=True):
+            parts = [word.split("-") for word in pair]
+            if pair[0] == pair[1] or len(parts[0]) != len(parts[1]):
+                continue
+            for first, second in zip(*parts, strict=True):
+                a, b = root(first), root(second)
+                if a != b:
+                    low, high = sorted((a, b))
+                    parent[high] = low
+                    parent.setdefault(low, low)
+    return {word: root(word) for word in parent}
+
+
+def _canonical_word(word: str, variants: dict[str, str]) -> str:
+    """``word`` with each of its hyphenated parts in the form its variants share."""
+    if not variants:
+        return word
+    if "-" not in word:
+        return variants.get(word, word)
+    return "-".join(variants.get(part, part) for part in word.split("-"))
+
+
+def _hash(key: str) -> int:
+    """A key's place in the table: 64 bits of BLAKE2 (the same in every process)."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _packed(words: Iterable[str]) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(_SEPARATOR.join(words).encode("utf-8"), dtype=np.uint8)
+
+
+def _unpacked(packed: npt.NDArray[np.uint8], count: int) -> list[str]:
+    words = bytes(packed).decode("utf-8").split(_SEPARATOR) if count else []
+    if len(words) != count:
+        raise ValueError("saved name forms do not match their count")
+    return words
+
+
+# The name table, beside a generation's index files; bump FORMAT_VERSION when its arrays
+# change meaning (an older file is then built anew).
+NAMES_FILE = "names.npz"
+FORMAT_VERSION = 1
+_SEPARATOR = "\x1f"
+
+IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+UInt64Array = npt.NDArray[np.uint64]
 
 
 def _keys(label: str) -> list[str]:

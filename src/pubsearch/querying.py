@@ -93,7 +93,8 @@ FUNCTION_WORDS = frozenset(
 )
 # A name in the search box (see _Compiler._names): the papers of the people named by
 # bare words side by side, at most MAX_NAME_WORDS of them, in a query of at most
-# MAX_NAME_QUERY_WORDS bare words (a pasted text names no one).
+# MAX_NAME_QUERY_WORDS bare words (a pasted text names no one); or by one word read as a
+# surname (pubsearch.boxwords says when).
 Names = Callable[[str], "wq.Query | None"]
 MAX_NAME_WORDS = 4
 MAX_NAME_QUERY_WORDS = 8
@@ -133,6 +134,10 @@ class TextQuery:
     loose: wq.Query | None = None  # which records the relaxed reading finds
     notices: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
+    # Surnames among other words read as names: the other words required, the papers of
+    # the surnames' people (or the words in the text) optional. Searched when ``strict``
+    # matches fewer than MIN_STRICT_MATCHES records and this matches more.
+    named: wq.Query | None = None
 
     def choose(self, strict_matches: int) -> wq.Query | None:
         """The query to search with, given how many records ``strict`` matches."""
@@ -156,13 +161,15 @@ def parse_text_query(
     informativeness: Informativeness | None = None,
     names: Names | None = None,
     subjects: Subjects | None = None,
+    surnames: Names | None = None,
 ) -> TextQuery | None:
     """The readings of ``text`` (see the module's doc); ``None`` for blank text, a
     TextQuery whose ``strict`` is None when nothing in it can be searched for (``-``,
     ``title:(``). With ``informativeness``, a text of more than :data:`MAX_BARE_TERMS`
     distinct bare words keeps the most informative; with ``names``, bare words that name
     authors also find those authors' papers; with ``subjects``, ``subject:`` takes what
-    it reads. Raises QuerySyntaxError only for
+    it reads; with ``surnames``, single words read as surnames find their people's papers
+    too (alone, or in the ``named`` reading). Raises QuerySyntaxError only for
     syntax that is unmistakably meant and wrong, or for a text too long to search."""
     text = text.strip()
     if len(text) > MAX_QUERY_CHARS:
@@ -172,7 +179,7 @@ def parse_text_query(
     if not text:
         return None
     tree = read_query(text, FIELDS)
-    return _Compiler(schema, subjects).text_query(tree, informativeness, names)
+    return _Compiler(schema, subjects).text_query(tree, informativeness, names, surnames)
 
 
 def parse_query(text: str, schema: Schema) -> wq.Query | None:
@@ -240,10 +247,51 @@ class _Compiler:
         tree: Sequence,
         informativeness: Informativeness | None,
         names: Names | None = None,
+        surnames: Names | None = None,
     ) -> TextQuery:
         # Runs of bare words that name authors: each such run is one unit, met by records
-        # with its words or by the papers of the people it names.
+        # with its words or by the papers of the people it names; single words read as
+        # surnames likewise.
         named, units = self._names(tree, names) if names is not None else (set(), [])
+        single = self._surnames(tree, named, surnames) if surnames is not None else {}
+        positive, negative = self._signed(tree.explicit)
+        explicit_terms = sum(
+            1 for q in positive + negative for leaf in q.leaves() if not _is_everything(leaf)
+        )
+        if explicit_terms > MAX_QUERY_TERMS:
+            raise QuerySyntaxError(
+                f"query has {explicit_terms} terms in fields, phrases or operators; "
+                f"at most {MAX_QUERY_TERMS} are allowed (plain words have no such limit)"
+            )
+        others = [w for w in tree.bare if id(w) not in named and id(w) not in single]
+        with_surnames: wq.Query | None = None
+        if single and not others and not units and not positive:
+            # Surnames alone: each is a unit, required as a name is.
+            named |= set(single)
+            units = units + list(single.values())
+        elif single:
+            rest = _and_not(
+                self._bare(tree, named | set(single), None) + units + positive, negative
+            )
+            if rest is not None:
+                with_surnames = wq.AndMaybe(rest, _or(list(single.values())))
+        bare = self._bare(tree, named, informativeness) + units
+        notices = tuple(dict.fromkeys((*tree.notices, *self.notices)))
+        words = tuple(dict.fromkeys(w for w in map(_shown, tree.bare) if w))
+        strict = _and_not(bare + positive, negative)
+        if strict is None or len(bare) <= STRICT_MAX_TERMS:
+            return TextQuery(strict, notices=notices, words=words, named=with_surnames)
+        relaxed = _and_not([_or(bare), *positive], negative)
+        uncommon = [q for q in bare if not (type(q) is wq.Term and q.text in COMMON_WORDS)]
+        loose = None
+        if uncommon and len(uncommon) < len(bare):
+            loose = _and_not([_or(uncommon), *positive], negative)
+        return TextQuery(strict, relaxed, loose, notices, words, with_surnames)
+
+    def _bare(
+        self, tree: Sequence, skipped: set[int], informativeness: Informativeness | None
+    ) -> list[wq.Query]:
+        """The queries of the bare words but ``skipped`` (by id)."""
         # The bare words' stems, each once, in order (a repeated word does not weigh more:
         # on SciFact's train claims, which repeat words to contrast them, counting them
         # lost 0.009 nDCG@10), with the highest boost given to it.
@@ -251,7 +299,7 @@ class _Compiler:
         counts: dict[str, int] = {}
         quotations: list[wq.Query] = []
         for word in tree.bare:
-            if id(word) in named:
+            if id(word) in skipped:
                 continue
             if isinstance(word, Phrase):
                 if (quoted := self._phrase(word)) is not None:
@@ -268,28 +316,27 @@ class _Compiler:
                 s: b * FUNCTION_WORD_WEIGHT if s in function else b for s, b in boosts.items()
             }
         bare: list[wq.Query] = [wq.Term(DEFAULT_FIELD, stem, boost=b) for stem, b in boosts.items()]
-        bare += quotations[:MAX_QUERY_TERMS] + units
+        return bare + quotations[:MAX_QUERY_TERMS]
 
-        positive, negative = self._signed(tree.explicit)
-        explicit_terms = sum(
-            1 for q in positive + negative for leaf in q.leaves() if not _is_everything(leaf)
-        )
-        if explicit_terms > MAX_QUERY_TERMS:
-            raise QuerySyntaxError(
-                f"query has {explicit_terms} terms in fields, phrases or operators; "
-                f"at most {MAX_QUERY_TERMS} are allowed (plain words have no such limit)"
-            )
-        notices = tuple(dict.fromkeys((*tree.notices, *self.notices)))
-        words = tuple(dict.fromkeys(w for w in map(_shown, tree.bare) if w))
-        strict = _and_not(bare + positive, negative)
-        if strict is None or len(bare) <= STRICT_MAX_TERMS:
-            return TextQuery(strict, notices=notices, words=words)
-        relaxed = _and_not([_or(bare), *positive], negative)
-        uncommon = [q for q in bare if not (type(q) is wq.Term and q.text in COMMON_WORDS)]
-        loose = None
-        if uncommon and len(uncommon) < len(bare):
-            loose = _and_not([_or(uncommon), *positive], negative)
-        return TextQuery(strict, relaxed, loose, notices, words)
+    def _surnames(self, tree: Sequence, named: set[int], surnames: Names) -> dict[int, wq.Query]:
+        """Single bare words (not of a longer name) read as surnames, in a query of at most
+        :data:`MAX_NAME_QUERY_WORDS` bare words: by id, each word's unit (its stems in the
+        text, or the papers of the people with that surname)."""
+        if len(tree.bare) > MAX_NAME_QUERY_WORDS:
+            return {}
+        found: dict[int, wq.Query] = {}
+        for item in tree.items:
+            if not isinstance(item, Word) or item.field is not None or id(item) in named:
+                continue
+            if not _NAME_WORD.fullmatch(item.text) or item.boost != 1.0:
+                continue
+            people = surnames(item.text.rstrip(","))
+            if people is None:
+                continue
+            stems = self._stems(DEFAULT_FIELD, item.text)
+            in_text = _and_not([wq.Term(DEFAULT_FIELD, t) for t in stems], [])
+            found[id(item)] = wq.Or([in_text, people]) if in_text is not None else people
+        return found
 
     def _names(self, tree: Sequence, names: Names) -> tuple[set[int], list[wq.Query]]:
         """Runs of 2 to :data:`MAX_NAME_WORDS` bare words side by side that name authors

@@ -8,7 +8,6 @@ new generation is published, and one :class:`~pubsearch.facets.FacetTable` per g
 from __future__ import annotations
 
 import html
-import re
 import threading
 import time
 import weakref
@@ -25,6 +24,7 @@ from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
 from pubsearch import ranking, semantic, storage
+from pubsearch.boxwords import BoxWords
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import ParameterError, RecordNotFoundError
 from pubsearch.facets import NO_COUNT, BoolArray, FacetTable
@@ -33,13 +33,8 @@ from pubsearch.highlighting import (
     marked_words,
 )
 from pubsearch.hits import HitMaker
-from pubsearch.masks import DocumentSet, FloatArray, query_mask, segments_key
-from pubsearch.querying import (
-    Subjects,
-    bare_words,
-    parse_text_query,
-    query_words,
-)
+from pubsearch.masks import FloatArray, query_mask, segments_key
+from pubsearch.querying import MIN_STRICT_MATCHES, Subjects, bare_words, parse_text_query
 from pubsearch.readable import readable
 from pubsearch.records import Record
 from pubsearch.related import more_like, shared_words
@@ -48,7 +43,6 @@ from pubsearch.results import Hit, IndexStats, SearchResults
 from pubsearch.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.segments import w3format
 from pubsearch.selection import Selection, facet_counts, multi_facet, select, subject_query
-from pubsearch.spelling import worth_correcting
 from pubsearch.topdocs import (
     documents_by_count,
     documents_by_year,
@@ -57,9 +51,6 @@ from pubsearch.topdocs import (
     top_documents,
 )
 
-# How much a paper by the people a name in the search box names gains: times the BM25
-# score of the name's words in its author field.
-NAME_BOOST = 2.0
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
@@ -84,10 +75,6 @@ class _TextSearch:
 
 def _matches_everything(query: wq.Query) -> bool:
     return type(query) is wq.Every and not query.fieldname
-
-
-# The letters of a word as typed, without punctuation around it, for spelling.
-_WORD_CORE = re.compile(r"[^\W_](?:[\w'\-]*[^\W_])?")
 
 
 class SearchService:
@@ -150,8 +137,7 @@ class SearchService:
         where it has vectors."""
         table = self._facet_table(gen, searcher)
         table.prepare()
-        gen.names(table, full=True)
-        gen.spelling(searcher)
+        gen.spelling(searcher, table, self.index_dir / gen.name)  # and the names
         prepare_norms(searcher, self._lengths(searcher), SCORED_FIELDS)
         if self._offers_meaning(gen, searcher):
             self._queries.embedder()
@@ -238,7 +224,7 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen)
-        chosen = select(gen, table, request)
+        chosen = select(gen, table, request, self.index_dir / gen.name)
         mode, sims = self._meaning_of(gen, searcher, request, text)
         matched = text.mask
         by_meaning: BoolArray | None = None
@@ -270,7 +256,7 @@ class SearchService:
             and text.query is not None
             and (words_found < FEW_RESULTS or text.relaxed)
         ):
-            suggestion = self._suggest(searcher, request.q, table, gen)
+            suggestion = self._words(gen, searcher, table).suggestion(request.q)
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
             request,
@@ -376,20 +362,24 @@ class SearchService:
         """``text`` with its misspelt words corrected, when the correction finds
         something (see pubsearch.spelling); None when there is nothing to correct."""
         gen, searcher = self._searcher()
-        return self._suggest(searcher, text, self._facet_table(gen, searcher), gen)
+        return self._words(gen, searcher, self._facet_table(gen, searcher)).suggestion(text)
 
     def count_word(self, word: str) -> int:
         """How many records have ``word`` (its stems) in their title or abstract."""
         gen, searcher = self._searcher()
-        stems = list(searcher.schema[DEFAULT_FIELD].process_text(word, mode="query"))
-        return min(gen.doc_frequencies(searcher, stems), default=0)
+        return self._words(gen, searcher, self._facet_table(gen, searcher)).count_word(word)
+
+    def _words(self, gen: Generation, searcher: Searcher, table: FacetTable) -> BoxWords:
+        return BoxWords(
+            gen, searcher, table, self.index_dir / gen.name, self._subjects(gen, table, searcher)
+        )
 
     def count(self, request: SearchRequest) -> int:
         """How many records match ``request``: no hits, facets or suggestion computed."""
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         text = self._text_query(searcher, request.q, table, gen)
-        chosen = select(gen, table, request)
+        chosen = select(gen, table, request, self.index_dir / gen.name)
         return int(self._filtered(text.mask, request, table, chosen)[1].sum())
 
     def _text_query(
@@ -399,24 +389,7 @@ class SearchService:
         reading (any bare word may be missing): every word is required, unless that finds
         too few for a longer query (see querying.TextQuery)."""
 
-        gen = self._current_generation()
-
-        def informativeness(stems: list[str]) -> list[float]:
-            count = searcher.doc_count_all()
-            dfs = gen.doc_frequencies(searcher, stems)
-            return [ranking.idf(count, df) if df else 0.0 for df in dfs]
-
-        def names(typed: str) -> wq.Query | None:
-            ids = gen.names(table).find(typed)
-            if not ids:
-                return None
-            stems = searcher.schema["author"].process_text(typed, mode="query")
-            scoring = wq.Or([wq.Term("author", stem) for stem in stems])
-            docs = np.flatnonzero(table.authors.docs_with_ids(ids))
-            return DocumentSet(docs, scoring, boost=NAME_BOOST)
-
-        subjects = self._subjects(gen, table, searcher)
-        parsed = parse_text_query(text, searcher.schema, informativeness, names, subjects)
+        parsed = self._words(gen, searcher, table).parse(text)
         if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
             # "*", and text with nothing to search for, are the empty query: every
             # record, newest first.
@@ -424,8 +397,13 @@ class SearchService:
             return _TextSearch(None, table.live.copy(), notices=notices)
         query = parsed.strict
         mask = self._query_mask(searcher, query, table)
+        strict_total = int(mask.sum())
+        if parsed.named is not None and strict_total < MIN_STRICT_MATCHES:
+            # Surnames among other words: their people's papers first (pubsearch.boxwords).
+            named = self._query_mask(searcher, parsed.named, table)
+            if int(named.sum()) > strict_total:
+                return _TextSearch(parsed.named, named, False, parsed.words, parsed.notices)
         if parsed.relaxed is not None:
-            strict_total = int(mask.sum())
             query = parsed.choose(strict_total)
             if query is parsed.relaxed:
                 mask = self._query_mask(searcher, parsed.matching(query), table)
@@ -557,35 +535,6 @@ class SearchService:
             hits.append(self._hits.make(whoosh_hit, first + offset + 1, page_marks, request))
         return tuple(hits)
 
-    def _suggest(
-        self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
-    ) -> str | None:
-        """The query with its misspelt words corrected (see pubsearch.spelling), when that
-        query finds something; None otherwise."""
-        words = []
-        for word in query_words(text):
-            core = _WORD_CORE.search(text, word.start, word.end)
-            if core is not None:
-                # "title:" read as a word is corrected as a whole: "tie", not "tie:".
-                end = word.end if text[core.end() : word.end] == ":" else core.end()
-                words.append((core.start(), end, core.group()))
-        if not worth_correcting(words):
-            return None  # before the table is built: pasted text never needs it
-        corrections = gen.spelling(searcher).corrections(words, self.count_word)
-        if not corrections:
-            return None
-        corrected = text
-        for fix in reversed(corrections):
-            corrected = corrected[: fix.start] + fix.word + corrected[fix.end :]
-        fixed = parse_text_query(
-            corrected, searcher.schema, subjects=self._subjects(gen, table, searcher)
-        )
-        if fixed is None or fixed.strict is None:
-            return None
-        if not self._query_mask(searcher, fixed.strict, table).any():
-            return None
-        return corrected
-
     # -- records and stats -----------------------------------------------------------------
 
     def record(self, record_id: str) -> Record:
@@ -637,7 +586,7 @@ class SearchService:
             request.q, searcher.schema, subjects=self._subjects(gen, table, searcher)
         )
         narrowing = read.strict if read is not None else None
-        chosen = select(gen, table, request)
+        chosen = select(gen, table, request, self.index_dir / gen.name)
         filters = chosen.masks(request, table)
         allowed = table.live.copy()
         for mask in filters.values():

@@ -10,6 +10,7 @@ is counted with every filter but its own, and lists its selected values first.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from whoosh import query as wq
@@ -53,11 +54,14 @@ class Selection:
         return _found(self.subjects, table.subjects)
 
 
-def select(gen: Generation, table: FacetTable, request: SearchRequest) -> Selection:
-    """What the author and subject filters of ``request`` stand for in ``gen``."""
+def select(
+    gen: Generation, table: FacetTable, request: SearchRequest, directory: Path
+) -> Selection:
+    """What the author and subject filters of ``request`` stand for in ``gen`` (whose
+    files are in ``directory``)."""
     authors: dict[str, list[int]] = {}
     if request.authors:
-        names = gen.names(table)
+        names = gen.names(table, directory)
         authors = {typed: names.find(typed) for typed in request.authors}
     subjects: dict[str, tuple[int, ...]] = {}
     notices: list[str] = []

@@ -293,6 +293,15 @@ def _scores(
         return matched, total * q.boost if q.boost != 1.0 else total
     if kind in (wq.Prefix, wq.Wildcard):
         return _pattern_scores(searcher, weighting, q, size, lengths)
+    if kind is wq.AndMaybe:
+        # Whoosh's score: the required part's, plus the optional part's where it matches.
+        required = _scores(searcher, weighting, q.a, size, lengths)
+        optional = _scores(searcher, weighting, q.b, size, lengths)
+        if required is None or optional is None:
+            return None
+        matched = required[0]
+        total = np.where(matched, required[1] + np.where(optional[0], optional[1], 0.0), 0.0)
+        return matched, total * q.boost if q.boost != 1.0 else total
     if kind is wq.AndNot:
         scored = _scores(searcher, weighting, q.a, size, lengths)
         if scored is None:
