@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 from pubsearch import textforms
 from pubsearch.readable import readable
 from pubsearch.schema import name_analyzer, text_analyzer
-from pubsearch.textforms import fold, searchable, searchable_offsets, transliterations
+from pubsearch.textforms import (
+    fold,
+    query_text,
+    searchable,
+    searchable_offsets,
+    transliterations,
+)
 
 
 @pytest.mark.parametrize(
@@ -170,3 +176,17 @@ def test_names_fold_their_letters_and_apostrophes() -> None:
     assert analyzer.words("Przemysław Spurek") == ["przemyslaw", "spurek"]
     assert analyzer.words("Conor O’Brien") == ["conor", "obrien"]
     assert analyzer.words("Gülçin Işık") == ["gulcin", "isik"]
+
+
+def test_a_query_reads_its_math_whole_and_keeps_its_syntax() -> None:
+    """Math is one stretch however many spaces it holds (a pasted abstract's
+    ``\\(\\sqrt{s_{\\rm NN}}\\)`` is the index's ``sNN``); the query syntax's braces, ties
+    and carets outside math are left to the query reader."""
+    assert query_text("energies (\\(\\sqrt{s_{\\rm NN}}\\)) of") == "energies ( sNN) of"
+    assert query_text("$\\Lambda$CDM fits") == "ΛCDM fits"
+    for syntax in ["year:{2019 TO 2021]", '"batch size"~3', "batch^2 size", "no TeX"]:
+        assert query_text(syntax) == syntax
+    analyzer = text_analyzer()
+    assert analyzer.words(query_text("\\(\\sqrt{s_{\\rm NN}}\\)")) == analyzer.words(
+        "$\\sqrt{s_{\\rm NN}}$"
+    )

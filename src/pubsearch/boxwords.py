@@ -38,6 +38,7 @@ from pubsearch.querying import (
 from pubsearch.records import fold
 from pubsearch.schema import DEFAULT_FIELD
 from pubsearch.spelling import Candidate, worth_correcting
+from pubsearch.textforms import query_text
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -165,7 +166,9 @@ class BoxWords:
 
     def suggestion(self, text: str) -> str | None:
         """The query with its misspelt words corrected (see pubsearch.spelling), when that
-        query finds something; None otherwise."""
+        query finds something; None otherwise (TeX in it written as the query reads it:
+        pubsearch.textforms.query_text)."""
+        text = query_text(text.strip())
         words = []
         for word in query_words(text):
             core = _WORD_CORE.search(text, word.start, word.end)

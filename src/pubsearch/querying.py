@@ -52,6 +52,7 @@ from pubsearch.querysyntax import (
 from pubsearch.records import fold
 from pubsearch.request import parse_year
 from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
+from pubsearch.textforms import query_text
 
 __all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
 
@@ -178,7 +179,7 @@ def parse_text_query(
         )
     if not text:
         return None
-    tree = read_query(text, FIELDS)
+    tree = read_query(query_text(text), FIELDS)
     return _Compiler(schema, subjects).text_query(tree, informativeness, names, surnames)
 
 
@@ -193,7 +194,7 @@ def bare_words(text: str) -> list[str] | None:
     """The words of a query made only of bare words, as typed; None when it has any
     explicit syntax (or nothing)."""
     try:
-        tree = read_query(text.strip(), FIELDS)
+        tree = read_query(query_text(text.strip()), FIELDS)
     except QuerySyntaxError:
         return None
     if not tree.items or tree.explicit:
@@ -206,7 +207,7 @@ def query_words(text: str) -> list[Word]:
     ``title:``/``abstract:`` clause), with where it stands: what spelling suggestions
     may correct."""
     try:
-        tree = read_query(text.strip(), FIELDS)
+        tree = read_query(query_text(text.strip()), FIELDS)
     except QuerySyntaxError:
         return []
     found: list[Word] = []

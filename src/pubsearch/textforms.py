@@ -247,6 +247,32 @@ def searchable(text: str) -> str:
     return "".join(out)
 
 
+def query_text(text: str) -> str:
+    """A query's TeX written as :func:`searchable` writes it, before its syntax is read:
+    math (``$\\sqrt{s_{\\rm NN}}$`` is one word, ``sNN``, however many spaces it holds)
+    and commands. Braces, ties, carets and quotes outside math stay as typed: they are the
+    query syntax's (``year:{2019 TO 2021]``, ``"a b"~3``, ``word^2``); the analyzers read
+    what is left of TeX in each word."""
+    if "$" not in text and "\\" not in text:
+        return text
+    if "\\" in text and _ACCENT_HINT.search(text):
+        from pubsearch.readers.tex import tex_to_unicode
+
+        text = "\n".join(map(tex_to_unicode, text.split("\n")))
+    out: list[str] = []
+    at = 0
+    for start, end, inner_start, inner_end in _math_spans(text):
+        out.append(_query_prose(text[at:start]))
+        out.append(_math(text[inner_start:inner_end]))
+        at = end
+    out.append(_query_prose(text[at:]))
+    return "".join(out)
+
+
+def _query_prose(text: str) -> str:
+    return _COMMAND.sub(_command, text) if "\\" in text else text
+
+
 def searchable_offsets(text: str) -> tuple[str, list[int], list[int]]:
     """:func:`searchable` with, for each character of the result, where in ``text`` the
     stretch it came from starts and ends (for marking matched words in ``text``). Accent
