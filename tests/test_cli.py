@@ -438,3 +438,30 @@ def test_query_exports_for_reference_managers(
     )
     shown = run(runner, "show", "--index", str(tmp_path / "ix"), "2602.08029")
     assert "Berthy T. Feng; Andrew A. Chael" in shown.stdout
+
+
+def test_show_lists_every_id_of_a_merged_paper(runner: CliRunner, tmp_path: Path) -> None:
+    source = tmp_path / "two.jsonl"
+    listings = [
+        {"id": "2505.17997", "title": "Same Paper", "abstract": "A.", "year": 2025},
+        {
+            "id": "2506.03038",
+            "title": "Same paper",
+            "abstract": "A.",
+            "year": 2025,
+            "doi": "10.1/X",
+        },
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in listings), encoding="utf-8")
+    index = str(tmp_path / "ix")
+    assert run(runner, "index", "--index", index, str(source)).exit_code == 0
+    text = run(runner, "show", "--index", index, "2505.17997").stdout
+    assert "arxiv:     2505.17997, 2506.03038\n" in text
+    assert "doi:       10.1/x\n" in text
+    data = json.loads(
+        run(runner, "show", "--index", index, "2505.17997", "--format", "json").stdout
+    )
+    assert (data["arxiv_id"], data["arxiv_ids"]) == ("2505.17997", ["2505.17997", "2506.03038"])
+    assert data["dois"] == ["10.1/x"]
+    hits = json.loads(run(runner, "query", "--index", index, "paper", "--format", "json").stdout)
+    assert hits["hits"][0]["arxiv_ids"] == ["2505.17997", "2506.03038"]

@@ -109,7 +109,7 @@ def test_non_arxiv_id_is_kept_exactly_even_with_an_arxiv_id_field() -> None:
         ("0704.0001", "0704.0001"),
         ("hep-th/9901001", "hep-th/9901001"),
         ("hep-th/9901001v1", "hep-th/9901001"),
-        ("math.CA/0611800", "math.ca/0611800"),
+        ("math.CA/0611800", "math/0611800"),  # arXiv drops the subject class
         ("https://arxiv.org/abs/2101.00001v2", "2101.00001"),
     ],
 )

@@ -59,6 +59,9 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "by_meaning": hit.by_meaning,
         "why": hit.why,
         "cited_by": hit.cited_by,
+        "arxiv_ids": list(hit.arxiv_ids),
+        "dois": list(hit.dois),
+        "listed": hit.listed,
     }
 
 
@@ -114,6 +117,9 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "url": record.url,
         "arxiv_id": record.arxiv_id,
         "doi": record.doi,
+        "arxiv_ids": list(record.arxiv_ids),
+        "dois": list(record.dois),
+        "listed": record.listed,
         "cited_by": record.cited_by,
         "origins": list(record.origins),
     }

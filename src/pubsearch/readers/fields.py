@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pubsearch.identifiers import arxiv_id_of_doi as arxiv_id_of_doi
 from pubsearch.readers.tex import normalize_author
 from pubsearch.records import normalize_arxiv_id
 
@@ -166,7 +167,6 @@ def first_doi(value: object) -> str | None:
 
 # A given name's initial written without its dot: "S" in "Christian S Hardtke".
 _BARE_INITIAL = re.compile(r"(?<![\w.'\u2019-])([^\W\d_])(?![\w.'\u2019-])")
-_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 
 
 def dotted_initials(given: str) -> str:
@@ -190,14 +190,6 @@ def display_name_author(name: str) -> str:
     if len(words) < 2:
         return normalize_author(name)
     return person_name(" ".join(words[:-1]), words[-1])
-
-
-def arxiv_id_of_doi(doi: str | None) -> str | None:
-    """The arXiv id of an arXiv DOI (``10.48550/arXiv.2405.18986``), or ``None``."""
-    if not doi:
-        return None
-    match = _ARXIV_DOI.match(doi.strip().removeprefix("https://doi.org/"))
-    return normalize_arxiv_id(match.group(1)) if match else None
 
 
 def keywords_from(text: str) -> list[str]:
