@@ -131,3 +131,20 @@ def test_sources_ids_are_read_leniently() -> None:
 )
 def test_an_arxiv_id_says_when_it_was_given(arxiv_id: str, month: tuple[int, int] | None) -> None:
     assert submission_month(arxiv_id) == month
+
+
+def test_an_id_asked_for_by_name_may_be_any_a_source_gives() -> None:
+    assert read_identifier("doi:10.1/X") is None
+    found = read_identifier("doi:10.1/X", strict=False)
+    assert found is not None and found.key == "doi:10.1/x"
+    found = read_identifier("https://arxiv.org/abs/1234.5678v2", strict=False)
+    assert found is not None and found.key == "arxiv:1234.5678"
+    found = read_identifier("10.48550/arXiv.2405.18986", strict=False)
+    assert found is not None and found.key == "arxiv:2405.18986"
+    assert read_identifier("t808ee125210", strict=False) is None
+
+
+def test_a_long_word_is_no_identifier() -> None:
+    assert identifier_in_word("10.1000/" + "x" * 400) is None
+    assert identifier_in_word("(2505.17997)") is None
+    assert identifier_in_word("2505.17997" + ")" * 400) is None

@@ -54,8 +54,11 @@ _ARXIV_LABEL = re.compile(r"^arxiv:\s*", re.IGNORECASE)
 # Punctuation that ends a pasted identifier but is not part of it ("see 2505.17997.").
 _TRAILING = ".,;:!?'\"\u201d\u2019"
 _CLOSING = {")": "(", "]": "[", "}": "{", ">": "<"}
+_DIGIT = re.compile(r"\d")
 
 Kind = Literal["arxiv", "doi"]
+# No identifier is longer (the longest DOIs registered run to about 200 characters).
+MAX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -109,22 +112,38 @@ def arxiv_id_of_doi(doi: str | None) -> str | None:
     return normalize_arxiv_id(match.group(1)) if match else None
 
 
-def read_identifier(text: str) -> Identifier | None:
+def read_identifier(text: str, strict: bool = True) -> Identifier | None:
     """The identifier ``text`` is, whole, in any form the module's doc lists; None when
-    it is not one (or only looks like one: ``2024.12345``, ``1.5``)."""
+    it is not one (or only looks like one: ``2024.12345``, ``1.5``). Not ``strict``
+    (an id asked for by name, as ``pubsearch show`` is), any id a source may give is
+    taken, as :func:`normalize_arxiv_id` and :func:`normalize_doi` take them."""
     text = text.strip()
+    arxiv, doi = (_typed_arxiv, _typed_doi) if strict else (_source_arxiv, _source_doi)
     link = _ARXIV_LINK.match(text)
     if link:
         text = text[link.end() :].removesuffix(".pdf").rstrip("/")
-        return _typed_arxiv(text)
+        return arxiv(text)
     label = _ARXIV_LABEL.match(text)
     if label:
-        return _typed_arxiv(text[label.end() :])
+        return arxiv(text[label.end() :])
     lowered = text.lower()
     for prefix in _DOI_PREFIXES:
         if lowered.startswith(prefix):
-            return _typed_doi(text[len(prefix) :].lstrip())
-    return _typed_arxiv(text) or _typed_doi(text)
+            return doi(text[len(prefix) :].lstrip())
+    return arxiv(text) or doi(text)
+
+
+def _source_arxiv(text: str) -> Identifier | None:
+    found = normalize_arxiv_id(text)
+    return Identifier("arxiv", found) if found else None
+
+
+def _source_doi(text: str) -> Identifier | None:
+    found = normalize_doi(text)
+    if found is None:
+        return None
+    arxiv = arxiv_id_of_doi(found)
+    return Identifier("arxiv", arxiv) if arxiv else Identifier("doi", found)
 
 
 def _typed_arxiv(text: str) -> Identifier | None:
@@ -154,7 +173,11 @@ def _typed_doi(text: str) -> Identifier | None:
 def identifier_in_word(word: str) -> tuple[Identifier, int] | None:
     """The identifier a word of pasted text is, and how many of the word's characters it
     takes: punctuation after it (``2505.17997.``, ``(see 10.1000/xyz)``) is not part of
-    it, but a DOI's own brackets are (``10.1016/S0140-6736(20)30183-5``)."""
+    it, but a DOI's own brackets are (``10.1016/S0140-6736(20)30183-5``). A word of more
+    than :data:`MAX_CHARS` characters, or one that does not begin with a letter or a
+    digit, is none."""
+    if len(word) > MAX_CHARS or not word[:1].isalnum() or not _DIGIT.search(word):
+        return None
     end = len(word)
     while end:
         last = word[end - 1]
