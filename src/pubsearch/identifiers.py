@@ -201,3 +201,36 @@ def submission_month(arxiv_id: str) -> tuple[int, int] | None:
     if not 1 <= month <= 12:
         return None
     return (1900 + yy if yy >= 91 else 2000 + yy), month
+
+
+# A record's further ids in a note of an export (BibTeX and CSL JSON have one place for
+# each kind of id): "Also arXiv:2506.03038; doi:10.1103/physrevlett.123.456".
+_ALSO = "Also "
+_NOTE_PART = re.compile(r"(arxiv|doi):(\S+)", re.IGNORECASE)
+
+
+def note_of_ids(arxiv_ids: tuple[str, ...], dois: tuple[str, ...]) -> str:
+    """The note that lists further ids (``""`` for none): what :func:`ids_of_note` reads."""
+    parts = [f"arXiv:{a}" for a in arxiv_ids] + [f"doi:{d}" for d in dois]
+    return _ALSO + "; ".join(parts) if parts else ""
+
+
+def ids_of_note(note: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The arXiv ids and DOIs a note written by :func:`note_of_ids` lists; none for a note
+    that holds anything else (it may name other papers)."""
+    if not note.startswith(_ALSO):
+        return (), ()
+    arxiv_ids: list[str] = []
+    dois: list[str] = []
+    for part in note[len(_ALSO) :].split("; "):
+        match = _NOTE_PART.fullmatch(part.strip())
+        found = None
+        if match is not None and match.group(1).lower() == "arxiv":
+            found = normalize_arxiv_id(match.group(2))
+            arxiv_ids += [found] if found else []
+        elif match is not None:
+            found = normalize_doi(match.group(2))
+            dois += [found] if found else []
+        if found is None:
+            return (), ()
+    return tuple(arxiv_ids), tuple(dois)

@@ -136,6 +136,15 @@ def date_from(value: object) -> str | None:
 
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d-])")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def month_from(value: object) -> str | None:
+    """``2007-05`` (an ISO month, as BibLaTeX's ``date`` may give) as it is; None for
+    anything else."""
+    if not isinstance(value, str) or not (match := _ISO_MONTH.fullmatch(value.strip())):
+        return None
+    return match.group(0) if 1 <= int(match.group(2)) <= 12 else None
 
 
 def id_string(value: object) -> str | None:
@@ -218,6 +227,8 @@ def date_parts(value: object) -> tuple[int | None, str | None]:
                 return year, datetime.date(*numbers).isoformat()
             except ValueError:
                 return year, None
+        if year is not None and len(numbers) == 2 and 1 <= numbers[1] <= 12:
+            return year, f"{year:04d}-{numbers[1]:02d}"  # a month
         return year, None
     for key in ("raw", "literal"):
         written = value.get(key)
