@@ -458,8 +458,12 @@ class RecordMerger:
         return self._groups.papers
 
     def __iter__(self) -> Iterator[Record]:
-        for members in self._groups.held():
+        for members in self.groups():
             yield reduce(merge, members)
+
+    def groups(self) -> Iterator[list[Record]]:
+        """The records of each paper, in order of arrival (what ``__iter__`` folds)."""
+        return self._groups.held()
 
 
 def merge_records(records: Iterable[Record]) -> tuple[list[Record], int]:
@@ -476,6 +480,8 @@ class Written:
     identity keys (no other written record shares any of them)."""
 
     keys: tuple[str, ...]
+    # Its arXiv id is a claim (Record.arxiv_id_claimed), which its stored fields do not say.
+    claimed: bool = False
 
 
 class StreamingMerger:
@@ -492,6 +498,7 @@ class StreamingMerger:
 
     def __init__(self) -> None:
         self._first_keys: dict[int, tuple[str, ...]] = {}
+        self._claimed: set[int] = set()  # of those, the records whose arXiv id is a claim
         self._groups: PaperGroups[Written | Record] = PaperGroups(stub=self._written)
 
     @property
@@ -505,10 +512,12 @@ class StreamingMerger:
             return False
         if keys:  # a record without keys can have no duplicates
             self._first_keys[self._groups.added] = keys
+            if record.arxiv_id_claimed:
+                self._claimed.add(self._groups.added)
         return True
 
     def _written(self, slot: int) -> Written:
-        return Written(self._first_keys.pop(slot))
+        return Written(self._first_keys.pop(slot), slot in self._claimed)
 
     def __len__(self) -> int:
         """Papers seen (duplicates counted once)."""

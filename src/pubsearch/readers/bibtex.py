@@ -280,6 +280,9 @@ def record_from_entry(entry: Entry, where: str, notes: list[str]) -> Record | No
         origins=(where,),
         arxiv_id=_arxiv_id(entry, doi),
         other_arxiv_ids=other_arxiv_ids,
+        # Reference managers get eprints wrong at times: a claim, checked against the
+        # title of that id's record when they are merged (pubsearch.eprints).
+        arxiv_id_claimed=True,
         doi=doi or None,
         other_dois=other_dois,
     )
