@@ -203,3 +203,12 @@ def vector_server(vector_index: Path, tmp_path_factory: pytest.TempPathFactory) 
     log = tmp_path_factory.mktemp("vector-server") / "serve.log"
     with running_server(vector_index, log) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def tex_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of records with TeX in their titles and abstracts, a paper with two arXiv
+    ids and two DOIs, and one dated by its submission (format_fixtures.TEX_RECORDS)."""
+    from format_fixtures import build_tex_index
+
+    return build_tex_index(tmp_path_factory.mktemp("tex-index"))

@@ -93,11 +93,11 @@ def assert_round_trip(index_dir: Path, tmp_path: Path, name: str, write: Any) ->
         other = back[record.id]
         for field in ("title", "abstract", "authors", "year", "date", "subjects", "source"):
             assert getattr(other, field) == getattr(record, field), (record.id, field)
-        assert (other.doi, other.arxiv_id, other.cited_by) == (
-            record.doi,
-            record.arxiv_id,
+        assert (other.dois, other.arxiv_ids, other.cited_by) == (
+            record.dois,
+            record.arxiv_ids,
             record.cited_by,
-        )
+        ), record.id
 
 
 # A record with each awkward part an export must carry: initials, particles, a suffix, a
@@ -118,3 +118,66 @@ EXPORT_RECORD = Record(
     doi="10.5555/lts.2024.0001",
     cited_by=12,
 )
+
+
+# Records as arXiv's listings write them (JSON lines), with the TeX of titles and
+# abstracts an export must carry, a paper listed twice (two arXiv ids, two DOIs), and one
+# dated by the month of its submission: tex_index makes an index of them.
+TEX_RECORDS: tuple[dict[str, Any], ...] = (
+    {
+        "id": "2401.00011",
+        "title": "$\\Lambda$CDM and its tensions",
+        "abstract": "We fit $\\Lambda$CDM & friends: 50\\% of {braces} stay, #1 a_b ~x^2, "
+        "$\\sim 50\\%$, and costs of \\$5 are no math.",
+        "authors": ["Anna Lambda"],
+        "year": 2024,
+        "categories": ["astro-ph.CO"],
+    },
+    {
+        "id": "2401.00012",
+        "title": "Superconductivity in La$_3$Ni$_2$O$_7$ films",
+        "abstract": "MoTe$_{2-x}$ and \\emph{strained} La$_3$Ni$_2$O$_7$: $T_c \\approx 80$ K.",
+        "authors": ["Bo Nickel"],
+        "year": 2024,
+        "categories": ["cond-mat.supr-con"],
+    },
+    {
+        "id": "2401.00013",
+        "title": "The Ly$\\alpha$ forest",
+        "abstract": "Ly$\\alpha$ absorbers at $z > 2$ in {\\it all} sight lines.",
+        "authors": ["Cy Alpha"],
+        "year": 2024,
+    },
+    {
+        "id": "2402.00021",
+        "title": "Twice listed",
+        "abstract": "One paper, two listings.",
+        "year": 2024,
+        "doi": "10.5555/lts.2024.0021",
+    },
+    {
+        "id": "2402.00022v2",
+        "title": "Twice Listed",
+        "abstract": "One paper, two listings.",
+        "year": 2024,
+        "doi": "10.1103/PhysRevB.110.000022",
+    },
+    {
+        "id": "0705.1862",
+        "title": "Detection of CFIRB with AKARI/FIS Deep Observations",
+        "abstract": "An old paper in a new listing.",
+        "year": 2025,
+        "date": "2025-08-26",
+        "date_source": "listing_file_date",
+    },
+)
+
+
+def build_tex_index(folder: Path) -> Path:
+    """An index of :data:`TEX_RECORDS` in ``folder``."""
+    from pubsearch.indexing import build_index
+
+    source = folder / "tex.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in TEX_RECORDS), encoding="utf-8")
+    build_index(folder / "index", read_paths([source], ReadReport()))
+    return folder / "index"

@@ -438,3 +438,51 @@ def test_query_exports_for_reference_managers(
     )
     shown = run(runner, "show", "--index", str(tmp_path / "ix"), "2602.08029")
     assert "Berthy T. Feng; Andrew A. Chael" in shown.stdout
+
+
+def test_show_lists_every_id_of_a_merged_paper(runner: CliRunner, tmp_path: Path) -> None:
+    source = tmp_path / "two.jsonl"
+    listings = [
+        {"id": "2505.17997", "title": "Same Paper", "abstract": "A.", "year": 2025},
+        {
+            "id": "2506.03038",
+            "title": "Same paper",
+            "abstract": "A.",
+            "year": 2025,
+            "doi": "10.1/X",
+        },
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in listings), encoding="utf-8")
+    index = str(tmp_path / "ix")
+    assert run(runner, "index", "--index", index, str(source)).exit_code == 0
+    text = run(runner, "show", "--index", index, "2505.17997").stdout
+    assert "arxiv:     2505.17997, 2506.03038\n" in text
+    assert "doi:       10.1/x\n" in text
+    data = json.loads(
+        run(runner, "show", "--index", index, "2505.17997", "--format", "json").stdout
+    )
+    assert (data["arxiv_id"], data["arxiv_ids"]) == ("2505.17997", ["2505.17997", "2506.03038"])
+    assert data["dois"] == ["10.1/x"]
+    hits = json.loads(run(runner, "query", "--index", index, "paper", "--format", "json").stdout)
+    assert hits["hits"][0]["arxiv_ids"] == ["2505.17997", "2506.03038"]
+
+
+def test_query_and_show_take_identifiers_in_any_form(runner: CliRunner, tmp_path: Path) -> None:
+    source = tmp_path / "records.jsonl"
+    listings = [
+        {"id": "2503.18889", "title": "Gadgets", "abstract": "G.", "year": 2025, "doi": "10.1/G"},
+        {"id": "2505.17997", "title": "Widgets", "abstract": "W.", "year": 2025},
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in listings), encoding="utf-8")
+    index = str(tmp_path / "ix")
+    assert run(runner, "index", "--index", index, str(source)).exit_code == 0
+    out = run(runner, "query", "--index", index, "arXiv:2503.18889").stdout
+    assert "1-1 of 1 results" in out and "Gadgets" in out and "is not a field" not in out
+    for typed in ("2503.18889v2", "doi:10.1/G", "https://doi.org/10.1/g", "arxiv:2503.18889"):
+        shown = run(runner, "show", "--index", index, typed)
+        assert shown.exit_code == 0, shown.output
+        assert shown.stdout.startswith("Gadgets\n")
+    out = run(runner, "query", "--index", index, "2505.99999").stdout
+    assert "Note: No record in this index has the id arXiv:2505.99999.\n" in out
+    assert "No results for '2505.99999'." in out
+    assert_one_line_error(run(runner, "show", "--index", index, "2505.99999"), 2, "no record")

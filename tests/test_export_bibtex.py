@@ -6,9 +6,13 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from format_fixtures import assert_round_trip
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pubsearch import export
 from pubsearch.cli import main
+from pubsearch.readers.bibtex import plain_text
 from pubsearch.records import Record
 from pubsearch.request import SearchRequest
 from pubsearch.searching import SearchService
@@ -37,6 +41,7 @@ def test_arxiv_record_is_misc_with_eprint() -> None:
         abstract="We study $x_1$.",
         authors=("Yang You", "Wei Lin"),
         year=2021,
+        date="2021-03",
         subjects=("cs.LG", "cs.DC"),
         source="arXiv",
         arxiv_id="2101.00001v2",
@@ -46,12 +51,13 @@ def test_arxiv_record_is_misc_with_eprint() -> None:
     assert entry.startswith("@misc{you2021b,\n")
     assert "  author = {Yang You and Wei Lin},\n" in entry
     assert r"  title = {A \& B: 100\% \{braces\}}," in entry
+    assert "  date = {2021-03}," in entry
     assert "  eprint = {2101.00001},\n" in entry
     assert "  archivePrefix = {arXiv},\n" in entry
     assert "  primaryClass = {cs.LG},\n" in entry
     assert "  doi = {10.1000/xyz},\n" in entry
     assert "  url = {https://arxiv.org/abs/2101.00001},\n" in entry
-    assert r"  abstract = {We study \$x\_1\$.}" in entry
+    assert r"  abstract = {We study $x_1$.}" in entry  # math as TeX
     assert entry.endswith("}\n")
     assert entry.count("{") - entry.count(r"\{") == entry.count("}") - entry.count(r"\}")
 
@@ -114,3 +120,45 @@ def test_cli_query_format_bibtex(seed_index: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.count("@misc{") == 2
     assert result.output.startswith("@misc{you2020limit,\n")
+
+
+def test_tex_math_and_commands_are_written_as_tex_and_the_rest_escaped() -> None:
+    assert export.bibtex_text("MoTe$_{2-x}$") == "MoTe$_{2-x}$"
+    assert export.bibtex_text("$\\Lambda$CDM") == "$\\Lambda$CDM"
+    assert export.bibtex_text("La$_3$Ni$_2$O$_7$") == "La$_3$Ni$_2$O$_7$"
+    assert export.bibtex_text("Ly$\\alpha$ at 50% & {x}") == "Ly$\\alpha$ at 50\\% \\& \\{x\\}"
+    assert export.bibtex_text("An \\emph{odd} #1") == "An \\emph{odd} \\#1"
+    # Braces that do not pair cannot be written as TeX: the whole text is escaped.
+    assert export.bibtex_text("a } b $x{$") == ("a \\textbraceright{} b \\$x\\textbraceleft{}\\$")
+
+
+def _braces_pair(value: str) -> bool:
+    """Whether every brace of a BibTeX value pairs, as BibTeX counts them (escaped or not)."""
+    depth = 0
+    for char in value:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab $\\{}_^~%&#\u00e9\u03b1", max_size=40))
+def test_any_title_reads_back_from_its_bibtex_as_it_was(title: str) -> None:
+    text = " ".join(title.split())
+    written = export.bibtex_text(text)
+    assert _braces_pair(written)
+    assert plain_text(written) == text
+
+
+def test_tex_further_ids_and_a_month_survive_an_export_and_a_reindex(
+    tex_index: Path, tmp_path: Path
+) -> None:
+    assert_round_trip(tex_index, tmp_path, "tex.bib", export.records_to_bibtex)
+    svc = SearchService(tex_index)
+    try:
+        text = export.records_to_bibtex([svc.record("2402.00021")])
+    finally:
+        svc.close()
+    assert "  eprint = {2402.00021},\n" in text
+    assert "  note = {Also arXiv:2402.00022; doi:10.1103/physrevb.110.000022},\n" in text

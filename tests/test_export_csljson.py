@@ -55,3 +55,13 @@ def test_export_then_index_again_gives_the_same_records(
     formats_index: Path, tmp_path: Path
 ) -> None:
     assert_round_trip(formats_index, tmp_path, "all.json", records_to_csljson)
+
+
+def test_tex_further_ids_and_a_month_survive_an_export_and_a_reindex(
+    tex_index: Path, tmp_path: Path
+) -> None:
+    assert_round_trip(tex_index, tmp_path, "tex.json", records_to_csljson)
+    record = Record(title="T", year=2007, date="2007-05", other_arxiv_ids=("2402.00021", "x"))
+    item = record_to_csl(record, "k")
+    assert item["issued"] == {"date-parts": [[2007, 5]]}
+    assert (item["number"], item.get("note")) == ("arXiv:2402.00021", None)

@@ -60,3 +60,12 @@ def test_export_then_index_again_gives_the_same_records(
     formats_index: Path, tmp_path: Path
 ) -> None:
     assert_round_trip(formats_index, tmp_path, "all.ris", records_to_ris)
+
+
+def test_tex_further_ids_and_a_month_survive_an_export_and_a_reindex(
+    tex_index: Path, tmp_path: Path
+) -> None:
+    assert_round_trip(tex_index, tmp_path, "tex.ris", records_to_ris)
+    record = Record(title="T", arxiv_id="2402.00021", doi="10.1/a", other_dois=("10.1/b",))
+    text = records_to_ris([record])
+    assert "DO  - 10.1/a\n" in text and "N1  - Also doi:10.1/b\n" in text

@@ -107,6 +107,28 @@ def test_update_adds_replaces_and_merges(tmp_path: Path, seeds_dir: Path) -> Non
     assert subjects["cs.LG"] == 10 and subjects["stat.ML"] == 1 and subjects["cs.AI"] == 1
 
 
+def test_an_update_finds_a_merged_paper_by_any_of_its_ids(tmp_path: Path) -> None:
+    listings = [
+        Record(title="Widgets", year=2025, arxiv_id="2505.17997", origins=("a.jsonl:1",)),
+        Record(title="Widgets", year=2025, arxiv_id="2506.03038", origins=("a.jsonl:2",)),
+    ]
+    build_index(tmp_path, listings)
+    # Its second arXiv id, from another source with another title: the same paper.
+    later = Record(
+        title="Widgets, revised", arxiv_id="2506.03038v3", doi="10.5555/w", origins=("b.bib:1",)
+    )
+    summary = update_index(tmp_path, [later])
+    assert (summary.replaced, summary.total) == (1, 1)
+    service = SearchService(tmp_path)
+    try:
+        record = service.record("doi:10.5555/w")
+        assert record.id == "2505.17997"
+        assert record.arxiv_ids == ("2505.17997", "2506.03038")
+        assert record.origins == ("a.jsonl:1", "a.jsonl:2", "b.bib:1")
+    finally:
+        service.close()
+
+
 def test_update_by_id_replaces_the_record(tmp_path: Path) -> None:
     build_index(tmp_path, [Record(title="Old", id="42", year=2020, authors=("A",))])
     update_index(tmp_path, [Record(title="New", id="42", year=2021, authors=("A",))])

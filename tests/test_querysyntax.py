@@ -16,6 +16,7 @@ from pubsearch.querysyntax import (
     AllOf,
     AnyOf,
     Everything,
+    Identifier,
     Must,
     Not,
     Pattern,
@@ -67,7 +68,7 @@ def test_fields_and_their_short_names(text: str, expected: list[tuple[str, str]]
         "ratio 3:1",
         "Phase 2A:trial results",  # a name glued to a word is no field
         "x.A:foo bar",
-        "http://arxiv.org/abs/2101.00001",
+        "http://example.org/abs/2101.00001",
         "title:",
     ],
 )
@@ -321,3 +322,32 @@ def test_any_text_reads_or_is_refused_with_one_line(text: str) -> None:
         read(text)
     except QuerySyntaxError as exc:
         assert str(exc) and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [
+        ("arXiv:2505.17997", ["arxiv:2505.17997"]),
+        ("https://arxiv.org/abs/2101.00001v2", ["arxiv:2101.00001"]),
+        ("DOI: 10.1103/PhysRevLett.123.456 spin", ["doi:10.1103/physrevlett.123.456"]),
+        ("see (2505.17997) and 2503.18889.", ["arxiv:2505.17997", "arxiv:2503.18889"]),
+        ("10.1016/S0140-6736(20)30183-5", ["doi:10.1016/s0140-6736(20)30183-5"]),
+    ],
+)
+def test_identifiers_are_read_in_any_form_with_what_surrounds_them(
+    text: str, keys: list[str]
+) -> None:
+    tree = read(text)
+    found = [i for i in tree.items if isinstance(i, Identifier)]
+    assert [i.key for i in found] == keys
+    assert not tree.notices  # arXiv: is no unknown field
+    assert text[found[0].start : found[0].end].rstrip(".")
+
+
+def test_an_identifier_under_an_operator_is_a_node_of_it() -> None:
+    (item,) = read("(2505.17997 OR transformer)").items
+    assert isinstance(item, AnyOf) and isinstance(item.items[0], Identifier)
+    (item,) = read("NOT arXiv:2505.17997").items
+    assert isinstance(item, Not) and isinstance(item.node, Identifier)
+    # In a field, and written with a sign, it is words.
+    assert words("title:2505.17997 -2505.17997") == [("2505.17997", "title"), ("-2505.17997", None)]

@@ -130,9 +130,15 @@ def test_versions_with_odd_labels_sort_last() -> None:
 
 
 def test_year_falls_back_to_update_date() -> None:
+    (record,), _ = read_objects(snapshot_object(versions=None, update_date="2007-11-26"))
+    assert record.year == 2007
+    assert (record.date, record.listed) == ("2007-11-26", None)
+
+
+def test_an_update_date_years_after_the_id_dates_by_the_id() -> None:
+    # 0704.0001 was given in April 2007; its last update, in November 2008, is no date of it.
     (record,), _ = read_objects(snapshot_object(versions=None))
-    assert record.year == 2008
-    assert record.date == "2008-11-26"
+    assert (record.year, record.date, record.listed) == (2007, "2007-04", "2008-11-26")
 
 
 def test_date_is_the_day_of_version_one() -> None:

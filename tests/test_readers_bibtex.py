@@ -44,7 +44,7 @@ def test_the_awkward_entries() -> None:
     )
     quoted = by_title["A Parenthesised Entry With Quoted Values"]
     assert quoted.authors == ("Jörg Müller", "Anders Ångström")
-    assert (quoted.year, quoted.date, quoted.doi) == (2023, None, "10.5555/lts.2023.0042")
+    assert (quoted.year, quoted.date, quoted.doi) == (2023, "2023-11", "10.5555/lts.2023.0042")
     assert quoted.source == "Letters in Test Science"
     old = by_title["An Old-Style arXiv Identifier"]
     assert (old.arxiv_id, old.subjects, old.authors) == (
@@ -110,11 +110,16 @@ def test_titles_lose_protective_braces_but_keep_math_and_commands() -> None:
     assert plain_text("An \\emph{emphasised} {Word}") == "An \\emph{emphasised} Word"
 
 
-def test_year_from_a_biblatex_date_and_the_day_kept() -> None:
+def test_year_from_a_biblatex_date_and_the_day_or_month_kept() -> None:
     records, _ = read_text(
-        "@article{k, title={T}, date={2024-05-29}}\n@article{j, title={U}, date={2024-05}}"
+        "@article{k, title={T}, date={2024-05-29}}\n@article{j, title={U}, date={2024-05}}\n"
+        "@article{i, title={V}, date={2024-13}}"
     )
-    assert [(r.year, r.date) for r in records] == [(2024, "2024-05-29"), (2024, None)]
+    assert [(r.year, r.date) for r in records] == [
+        (2024, "2024-05-29"),
+        (2024, "2024-05"),
+        (2024, None),
+    ]
 
 
 def test_arxiv_ids_from_eprint_doi_url_and_scholars_journal() -> None:

@@ -35,7 +35,7 @@ def test_json_lines_of_works_and_the_awkward_ones() -> None:
         "Edward Witten Jr.",
         "Christian S. Hardtke",
     )
-    assert (chemistry.year, chemistry.date, chemistry.cited_by) == (2023, None, 41)
+    assert (chemistry.year, chemistry.date, chemistry.cited_by) == (2023, "2023-06", 41)
     assert chemistry.subjects == ("Physical and Theoretical Chemistry", "Spectroscopy")
     assert chemistry.source == "Transactions on Placeholder Research"
     assert (created.year, created.date, created.cited_by) == (2022, "2022-01-15", None)

@@ -32,7 +32,7 @@ def test_the_awkward_items() -> None:
     assert (names.year, names.date) == (2019, "2019-07-04")  # from "raw"
     assert names.subjects == ("name parts", "literal names")
     assert names.source == "Letters in Test Science"
-    assert (strings.year, strings.date, strings.authors) == (2020, None, ("Jörg Müller",))
+    assert (strings.year, strings.date, strings.authors) == (2020, "2020-07", ("Jörg Müller",))
     lines = (FORMATS_DIR / NAME).read_text(encoding="utf-8").splitlines()
     string_line = lines.index('\t"not an item",') + 1
     assert [(p.where, p.message) for p in report.problems] == [

@@ -274,8 +274,9 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_forced_jsonl_reads_a_snapshot_as_generic_json() -> None:
     records, _ = read(SNAPSHOT_SAMPLE, fmt="jsonl")
     assert len(records) == 50
-    # The generic reader knows no "versions": its year comes from update_date.
-    assert records[0].year == 2008
+    # The generic reader knows no "versions": its date is update_date, a listing's day,
+    # 19 months after the id's: it is dated by the id's month (pubsearch.dating).
+    assert (records[0].year, records[0].date, records[0].listed) == (2007, "2007-04", "2008-11-26")
     assert records[0].source == ""
 
 

@@ -14,6 +14,8 @@ from pubsearch.records import (
     Record,
     author_identity,
     clean_text,
+    date_number,
+    date_of_number,
     fold,
     merge,
     merge_records,
@@ -71,7 +73,7 @@ def test_title_key_ignores_punctuation_case_and_spacing() -> None:
         ("2101.00001v3", "2101.00001"),
         ("arXiv:2101.00001", "2101.00001"),
         ("hep-th/9901001v1", "hep-th/9901001"),
-        ("math.GT/0309136", "math.gt/0309136"),
+        ("math.GT/0309136", "math/0309136"),  # arXiv drops the subject class
         ("not an id", None),
         (None, None),
     ],
@@ -403,3 +405,61 @@ def test_merge_keeps_the_larger_citation_count() -> None:
     merged = merge(merge(a, b), c)
     assert merged.cited_by == 12
     assert merged.authors == ("Christian S Hardtke",)
+
+
+def test_a_merged_paper_keeps_every_arxiv_id_and_doi_of_its_records() -> None:
+    first = Record(title="Same Title", year=2025, arxiv_id="2505.17997", doi="10.1/a")
+    second = Record(title="Same title!", year=2025, arxiv_id="2506.03038v2", doi="10.1/B")
+    third = Record(title="Other", year=2024, doi="10.1/b", arxiv_id="arXiv:2401.00001")
+    (paper,), merged = merge_records([first, second, third])
+    assert merged == 2
+    # The first record's ids stay the paper's own, and its id; the others are kept too.
+    assert paper.id == paper.arxiv_id == "2505.17997"
+    assert paper.arxiv_ids == ("2505.17997", "2506.03038", "2401.00001")
+    assert paper.other_arxiv_ids == ("2506.03038", "2401.00001")
+    assert paper.dois == ("10.1/a", "10.1/b")
+    assert paper.identity_keys[:5] == (
+        "arxiv:2505.17997",
+        "arxiv:2506.03038",
+        "arxiv:2401.00001",
+        "doi:10.1/a",
+        "doi:10.1/b",
+    )
+    # Another order of arrival makes another id its own, deterministically.
+    (again,), _ = merge_records([second, first, third])
+    assert again.id == "2506.03038"
+    assert set(again.arxiv_ids) == set(paper.arxiv_ids)
+
+
+def test_further_ids_are_normalised_deduplicated_and_stand_in_for_a_missing_own_id() -> None:
+    record = Record(
+        title="T",
+        other_arxiv_ids=("arXiv:2505.17997v3", "2505.17997", "not an id"),
+        other_dois=("https://doi.org/10.1/X", "10.1/x"),
+    )
+    assert record.arxiv_id == record.id == "2505.17997"
+    assert record.other_arxiv_ids == ()
+    assert record.dois == ("10.1/x",)
+    assert Record(
+        title="T", arxiv_id="2505.17997", other_arxiv_ids=("2505.17997v2",)
+    ).arxiv_ids == ("2505.17997",)
+
+
+def test_a_month_is_a_date_and_sorts_before_its_days() -> None:
+    record = Record(title="T", year=2007, date="2007-05", listed="2025-08-26")
+    assert (record.date, record.listed) == ("2007-05", "2025-08-26")
+    assert date_number("2007-05") == 20070500 < date_number("2007-05-01")
+    assert date_of_number(20070500) == "2007-05"
+    assert date_of_number(20070501) == "2007-05-01"
+    assert Record(title="T", year=2008, date="2007-05").date is None  # not of its year
+    assert Record(title="T", date="2007-13").date is None
+    assert Record(title="T", listed="2025-08").listed is None  # a listing is a day
+
+
+def test_merge_takes_the_day_a_second_record_gives_of_a_month() -> None:
+    dated = Record(title="T", year=2007, date="2007-05", listed="2025-08-26", arxiv_id="0705.1862")
+    day = Record(title="T", year=2007, date="2007-05-12", arxiv_id="0705.1862")
+    merged = merge(dated, day)
+    assert (merged.year, merged.date, merged.listed) == (2007, "2007-05-12", "2025-08-26")
+    other_month = Record(title="T", year=2007, date="2007-06-01", arxiv_id="0705.1862")
+    assert merge(dated, other_month).date == "2007-05"

@@ -122,3 +122,34 @@ def test_related(client: FlaskClient, service: SearchService) -> None:
     assert record_id not in {h["id"] for h in data["hits"]}
     assert "facets" in data
     assert client.get("/api/related/nope").status_code == 404
+
+
+def test_identifiers_in_the_box_and_in_record_urls(tmp_path: Path) -> None:
+    from pubsearch.web import SERVICE_KEY, create_app
+
+    source = tmp_path / "records.jsonl"
+    listings = [
+        {"id": "2505.17997", "title": "Widgets", "abstract": "W.", "year": 2025},
+        {"id": "2506.03038", "title": "Widgets", "abstract": "W.", "year": 2025, "doi": "10.1/A"},
+        {"id": "2503.18889", "title": "Gadgets", "abstract": "G.", "year": 2025},
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in listings), encoding="utf-8")
+    result = CliRunner().invoke(main, ["index", "--index", str(tmp_path / "ix"), str(source)])
+    assert result.exit_code == 0, result.output
+    app = create_app(tmp_path / "ix", test_config={"TESTING": True})
+    try:
+        client = app.test_client()
+        data = client.get("/api/search?q=arXiv:2503.18889").get_json()
+        assert [h["id"] for h in data["hits"]] == ["2503.18889"] and data["notices"] == []
+        data = client.get("/api/search?q=2506.03038v2").get_json()
+        assert [h["arxiv_ids"] for h in data["hits"]] == [["2505.17997", "2506.03038"]]
+        data = client.get("/api/search?q=2505.99999").get_json()
+        assert data["total"] == 0
+        assert data["notices"] == ["No record in this index has the id arXiv:2505.99999."]
+        page = client.get("/?q=2505.99999").get_data(as_text=True)
+        assert "No record in this index has the id arXiv:2505.99999." in page
+        assert client.get("/api/records/arXiv:2506.03038v1").get_json()["id"] == "2505.17997"
+        assert client.get("/api/records/doi:10.1/a").get_json()["dois"] == ["10.1/a"]
+        assert client.get("/api/records/2505.99999").status_code == 404
+    finally:
+        app.extensions[SERVICE_KEY].close()

@@ -16,7 +16,7 @@ from pubsearch.indexing import build_index
 from pubsearch.querying import MAX_QUERY_CHARS
 from pubsearch.records import Record
 from pubsearch.request import SearchRequest
-from pubsearch.web import SERVICE_KEY, create_app, warm_up
+from pubsearch.web import SERVICE_KEY, create_app, long_date, warm_up
 
 
 def text(client: FlaskClient, url: str, status: int = 200) -> str:
@@ -448,3 +448,8 @@ def test_ris_and_csl_json_exports_download_the_results(formats_client: FlaskClie
     assert [i["title"] for i in items] == [
         "Dynamic Black-hole Emission Tomography with Physics-informed Neural Fields"
     ]
+
+
+def test_a_date_shows_as_people_write_it_and_a_month_as_a_month() -> None:
+    assert long_date("2024-03-05") == "5 Mar 2024"
+    assert long_date("2007-05") == "May 2007"  # dated by the month of its submission

@@ -494,6 +494,7 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
         ("id", record.id),
         ("year", str(record.year or "")),
         ("date", record.date or ""),
+        ("listed", record.listed or ""),
         ("authors", "; ".join(record.authors)),
         # Codes a space apart (cs.LG stat.ML); keywords and topics hold spaces of their own.
         (
@@ -503,7 +504,8 @@ def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
         ("source", record.source),
         ("cited by", "" if record.cited_by is None else f"{record.cited_by:,}"),
         ("url", record.url or ""),
-        ("doi", record.doi or ""),
+        ("arxiv", ", ".join(record.arxiv_ids)),
+        ("doi", ", ".join(record.dois)),
         ("read from", ", ".join(record.origins)),
     ]
     for label, value in rows:

@@ -143,6 +143,8 @@ def index_command(
             )
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if summary.counts_dropped:
         click.echo(
             f"warning: {summary.counts_dropped:,} citation counts not kept: {target} was built "

@@ -33,12 +33,18 @@ def record_fields(record: Record) -> dict[str, Any]:
         "arxiv_id": record.arxiv_id,
         "doi": record.doi,
     }
+    if record.other_arxiv_ids or record.other_dois:
+        # The paper's further ids, as identity keys (``arxiv:...``, ``doi:...``).
+        others = [f"arxiv:{i}" for i in record.other_arxiv_ids]
+        doc["other_ids"] = others + [f"doi:{d}" for d in record.other_dois]
     if record.year is not None:
         doc["year"] = record.year
     if record.date is not None:
         doc["date"] = date_number(record.date)
     if record.cited_by is not None:
         doc["cited"] = record.cited_by
+    if record.listed is not None:
+        doc["listed"] = record.listed
     return doc
 
 
@@ -55,6 +61,7 @@ def author_key(name: str) -> str:
 
 def record_from_stored(stored: dict[str, Any]) -> Record:
     """Rebuild a :class:`Record` from a document's stored fields."""
+    others = stored.get("other_ids") or ()
     return Record(
         id=stored["id"],
         title=stored.get("title", ""),
@@ -68,4 +75,7 @@ def record_from_stored(stored: dict[str, Any]) -> Record:
         arxiv_id=stored.get("arxiv_id"),
         doi=stored.get("doi"),
         cited_by=stored.get("cited"),
+        other_arxiv_ids=tuple(k[6:] for k in others if k.startswith("arxiv:")),
+        other_dois=tuple(k[4:] for k in others if k.startswith("doi:")),
+        listed=stored.get("listed"),
     )

@@ -19,7 +19,9 @@ from typing import Any
 import rispy
 from rispy import RisWriter
 
+from pubsearch.identifiers import note_of_ids
 from pubsearch.names import PARTICLES
+from pubsearch.readers.bibtex import plain_text
 from pubsearch.records import Record
 from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SORT_ORDERS, SearchRequest
 from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
@@ -59,6 +61,9 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "by_meaning": hit.by_meaning,
         "why": hit.why,
         "cited_by": hit.cited_by,
+        "arxiv_ids": list(hit.arxiv_ids),
+        "dois": list(hit.dois),
+        "listed": hit.listed,
     }
 
 
@@ -115,6 +120,9 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "url": record.url,
         "arxiv_id": record.arxiv_id,
         "doi": record.doi,
+        "arxiv_ids": list(record.arxiv_ids),
+        "dois": list(record.dois),
+        "listed": record.listed,
         "cited_by": record.cited_by,
         "origins": list(record.origins),
     }
@@ -242,6 +250,61 @@ def bibtex_escape(text: str) -> str:
     return "".join(_BIBTEX_SPECIAL.get(c, c) for c in text)
 
 
+# Math as the BibTeX reader (tex_to_unicode) leaves it: $$...$$ and $...$.
+_MATH = re.compile(r"\$\$.*?\$\$|\$(?<!\\\$)(?:[^$\\]|\\.)*\$", re.DOTALL)
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
+# Outside math: how the reader's escapes of special characters are written.
+_TEXT_SPECIAL = {**_BIBTEX_SPECIAL, "\\": r"\textbackslash{}"}
+# Every special character, braces as commands (which pair whatever the text's braces do).
+_EVERY_SPECIAL = {**_TEXT_SPECIAL, "{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
+def bibtex_text(text: str) -> str:
+    """A title or abstract as a BibTeX value: its TeX written as TeX (math such as
+    ``MoTe$_{2-x}$``, commands such as ``\\emph{x}`` with their arguments), every other
+    character that means something to TeX escaped (``50\\%``, ``\\&``, ``\\{braces\\}``),
+    so that the BibTeX reader gives back ``text``. Where it would not (braces that do not
+    pair, TeX the reader would decode), the whole text is escaped, math too."""
+    written = _tex_kept(text)
+    if written is not None and plain_text(written) == text:
+        return written
+    return "".join(_EVERY_SPECIAL.get(c, c) for c in text)
+
+
+def _tex_kept(text: str) -> str | None:
+    """``text`` with its math and commands as they are and the rest escaped; None when
+    its braces do not pair (BibTeX counts every brace, escaped or not)."""
+    out: list[str] = []
+    opened: list[bool] = []  # each brace open: a command's argument (kept) or a character
+    at = 0
+    while at < len(text):
+        if text[at] == "$" and (math := _MATH.match(text, at)) is not None:
+            if math.group().count("{") != math.group().count("}"):
+                return None
+            out.append(math.group())
+            at = math.end()
+        elif text[at] == "\\" and (command := _COMMAND.match(text, at)) is not None:
+            out.append(command.group())
+            at = command.end()
+            if text.startswith("{", at):
+                out.append("{")
+                opened.append(True)
+                at += 1
+        elif text[at] == "{":
+            out.append(r"\{")
+            opened.append(False)
+            at += 1
+        elif text[at] == "}":
+            if not opened:
+                return None
+            out.append("}" if opened.pop() else r"\}")
+            at += 1
+        else:
+            out.append(_TEXT_SPECIAL.get(text[at], text[at]))
+            at += 1
+    return None if opened else "".join(out)
+
+
 def _ascii_word(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     return re.sub(r"[^a-z0-9]", "", decomposed.encode("ascii", "ignore").decode().lower())
@@ -271,11 +334,13 @@ def record_to_bibtex(record: Record, key: str) -> str:
     if record.authors:
         fields.append(("author", " and ".join(bibtex_escape(a) for a in record.authors)))
     if record.title:
-        fields.append(("title", bibtex_escape(record.title)))
+        fields.append(("title", bibtex_text(record.title)))
     if published and record.source:
         fields.append(("journal", bibtex_escape(record.source)))
     if record.year is not None:
         fields.append(("year", str(record.year)))
+    if record.date:
+        fields.append(("date", record.date))  # BibLaTeX's: the day, or a month
     if record.arxiv_id:
         fields.append(("eprint", record.arxiv_id))
         fields.append(("archivePrefix", "arXiv"))
@@ -287,10 +352,12 @@ def record_to_bibtex(record: Record, key: str) -> str:
         fields.append(("doi", bibtex_escape(record.doi)))
     if record.url:
         fields.append(("url", bibtex_escape(record.url)))
+    if others := note_of_ids(record.other_arxiv_ids, record.other_dois):
+        fields.append(("note", bibtex_escape(others)))  # one eprint, one doi: the rest
     if record.subjects:
         fields.append(("keywords", bibtex_escape(", ".join(record.subjects))))
     if record.abstract:
-        fields.append(("abstract", bibtex_escape(record.abstract)))
+        fields.append(("abstract", bibtex_text(record.abstract)))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@{kind}{{{key},\n{body}\n}}\n"
 
@@ -387,6 +454,8 @@ def record_to_csl(record: Record, key: str) -> dict[str, Any]:
         item["DOI"] = record.doi
     if record.arxiv_id:
         item["number"] = f"arXiv:{record.arxiv_id}"
+    if others := note_of_ids(record.other_arxiv_ids, record.other_dois):
+        item["note"] = others  # where Zotero keeps what has no field of its own
     if record.url:
         item["URL"] = record.url
     if record.subjects:
@@ -421,7 +490,8 @@ def record_to_ris(record: Record) -> dict[str, Any]:
     if record.year is not None:
         entry["year"] = str(record.year)
     if record.date:
-        entry["date"] = record.date.replace("-", "/") + "/"
+        # RIS's YYYY/MM/DD/: 2024/05/29/, or a month 2007/05//.
+        entry["date"] = "/".join((*record.date.split("-"), "", "")[:3]) + "/"
     if record.abstract:
         entry["abstract"] = record.abstract
     if record.source:
@@ -432,8 +502,11 @@ def record_to_ris(record: Record) -> dict[str, Any]:
         entry["urls"] = [record.url]
     if record.subjects:
         entry["keywords"] = list(record.subjects)
-    if record.cited_by is not None:
-        entry["notes"] = [f"Cited By :{record.cited_by}"]  # as Scopus writes it
+    notes = [f"Cited By :{record.cited_by}"] if record.cited_by is not None else []  # Scopus's
+    if others := note_of_ids(record.other_arxiv_ids, record.other_dois):
+        notes.append(others)  # one DO: the further ids
+    if notes:
+        entry["notes"] = notes
     return entry
 
 

@@ -86,5 +86,8 @@ class HitMaker:
             untitled=not record.title,
             date=record.date,
             cited_by=record.cited_by,
+            arxiv_ids=record.arxiv_ids,
+            dois=record.dois,
+            listed=record.listed,
             abstract_html=abstract_html,
         )

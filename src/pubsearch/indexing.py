@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pubsearch import masks, storage, vectors
 from pubsearch.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.documents import key_term, record_fields, record_from_stored
+from pubsearch.eprints import EprintCheck, merged_papers
 from pubsearch.errors import IndexCorruptError, IndexMissingError
 from pubsearch.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.generation import save_tables
@@ -53,6 +54,9 @@ class IndexSummary:
     generation: str
     # Citation counts an update could not keep: the index was built before they were.
     counts_dropped: int = 0
+    # What the reader should know of the merging, each naming a file and line (a BibTeX
+    # eprint that names another paper: pubsearch.eprints).
+    warnings: tuple[str, ...] = ()
 
 
 def combine(stored: Record, new: Record) -> Record:
@@ -111,8 +115,9 @@ def build_index(
                 summarize=segment_facets,
                 summaries=parts,
             )
-            added = _merge_duplicates(build_dir, list(merger.groups()))
-            indexed, duplicates = len(merger), merger.duplicates
+            check = EprintCheck()
+            added = _merge_duplicates(build_dir, list(merger.groups()), check)
+            indexed, duplicates = len(merger) + check.splits, merger.duplicates - check.splits
             # Every paper's identity keys go before the facet table is joined, the build's
             # largest step in memory (a third of the parent's peak at 300,000 records).
             merger = StreamingMerger()
@@ -127,6 +132,7 @@ def build_index(
             replaced=0,
             total=indexed,
             generation=gen.name,
+            warnings=tuple(check.warnings),
         )
 
 
@@ -155,9 +161,12 @@ def default_workers(workers: int | None) -> int:
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
 
 
-def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> int:
-    """Replace the first record of each paper that had duplicates by all of them merged;
-    return how many documents that added (after those the index had)."""
+def _merge_duplicates(
+    build_dir: Path, groups: list[list[Written | Record]], check: EprintCheck
+) -> int:
+    """Replace the first record of each paper that had duplicates by all of them merged
+    (or by the papers ``check`` takes them apart into); return how many documents that
+    added (after those the index had)."""
     if not groups:
         return 0
     added = 0
@@ -166,17 +175,18 @@ def _merge_duplicates(build_dir: Path, groups: list[list[Written | Record]]) -> 
     try:
         with ix.searcher() as searcher:
             for members in groups:
-                merged: Record | None = None
+                records: list[Record] = []
                 for member in members:
                     if isinstance(member, Written):
                         keys = [("keys", key_term(k)) for k in member.keys]
                         for docnum in _docs_with_terms(searcher.reader(), keys):
                             found = record_from_stored(searcher.stored_fields(docnum))
-                            merged = found if merged is None else merge(merged, found)
+                            claimed = member.claimed  # which its stored fields do not keep
+                            records.append(replace(found, arxiv_id_claimed=claimed))
                             writer.delete_document(docnum)
                     else:
-                        merged = member if merged is None else merge(merged, member)
-                if merged is not None:
+                        records.append(member)
+                for merged in merged_papers(records, check) if records else ():
                     writer.add_document(**record_fields(merged))
                     added += 1
     except BaseException:
@@ -206,6 +216,7 @@ def update_index(
         if live is None:
             raise IndexMissingError(f"no index at {index_dir} to update (build one first)")
         merger = RecordMerger()
+        incoming, against_index = EprintCheck(), EprintCheck()  # in the records; with the index
         for n, record in enumerate(records, start=1):
             merger.add(record)
             if progress:
@@ -229,8 +240,10 @@ def update_index(
             writer = segment_writer(ix)
             try:
                 with ix.searcher() as searcher:
-                    for record in merger:
+                    for record in _papers(merger, incoming):
                         existing = _same_paper(searcher, record)
+                        if record.arxiv_id_claimed and existing:
+                            record, existing = _checked(record, existing, against_index)
                         merged = record
                         for docnum, stored in existing:
                             merged = combine(record_from_stored(stored), merged)
@@ -257,12 +270,13 @@ def update_index(
             shutil.rmtree(build_dir, ignore_errors=True)
             raise
         return IndexSummary(
-            indexed=len(merger),
-            duplicates_merged=merger.duplicates,
+            indexed=len(merger) + incoming.splits,
+            duplicates_merged=merger.duplicates - incoming.splits,
             replaced=replaced,
             total=total,
             generation=gen.name,
             counts_dropped=dropped[0],
+            warnings=tuple(incoming.warnings + against_index.warnings),
         )
 
 
@@ -300,6 +314,27 @@ def _documents_for(schema: Any) -> tuple[Callable[[Record], dict[str, Any]], lis
         return doc
 
     return to_doc, dropped
+
+
+def _papers(merger: RecordMerger, check: EprintCheck) -> Iterator[Record]:
+    """The papers of an update's records, each folded into one record."""
+    for members in merger.groups():
+        yield from merged_papers(members, check)
+
+
+def _checked(
+    record: Record, existing: list[tuple[int, dict[str, Any]]], check: EprintCheck
+) -> tuple[Record, list[tuple[int, dict[str, Any]]]]:
+    """``record``, whose arXiv id is a claim, and the indexed documents of its paper: those
+    ``existing`` ones that ``check`` leaves with it (a claim of another paper's id joins
+    nothing), and the record without the ids it dropped."""
+    stored = [record_from_stored(fields) for _, fields in existing]
+    for paper in check([*stored, record]):
+        kept = [i for i, found in enumerate(stored) if any(m is found for m in paper)]
+        if len(kept) < len(paper):  # the paper the record is in
+            checked = next(m for m in paper if not any(m is found for found in stored))
+            return checked, [existing[i] for i in kept]
+    raise AssertionError("the record is in none of its papers")  # pragma: no cover
 
 
 def _segment_ids(reader: Any) -> list[str]:

@@ -16,6 +16,14 @@ Everything explicit keeps its meaning in both readings: ``field:value``, phrases
 ranges, wildcards, ``-word`` and ``NOT`` exclude, ``+word``, ``AND`` and ``OR`` join
 (``author:patel graph neural network`` always requires the author).
 
+An arXiv id or a DOI (``2505.17997``, ``doi:10.1103/...``; see
+:mod:`pubsearch.querysyntax`) finds the record that has it among its identity keys, ranked
+above every match by words (:data:`IDENTIFIER_BOOST`). Beside other words an identifier
+adds its record, and narrows nothing: ``2505.17997 2503.18889`` finds both records, and
+``2505.17997 transformer`` that record first, then the records about transformers.
+Inside explicit syntax it is a term like any other (``2505.17997 AND transformer``,
+``NOT 2505.17997``).
+
 Long text is a query like any other: a pasted abstract of 10,000 characters is searched by
 its :data:`MAX_BARE_TERMS` most informative words (by idf and how often the text repeats
 them). Explicit syntax stays bounded (:data:`MAX_QUERY_TERMS`).
@@ -25,13 +33,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from whoosh import query as wq
 from whoosh.analysis import STOP_WORDS
 from whoosh.fields import Schema
 
+from pubsearch.documents import key_term
 from pubsearch.errors import QuerySyntaxError
 from pubsearch.querysyntax import (
     MIN_WILDCARD_PREFIX,
@@ -39,6 +48,7 @@ from pubsearch.querysyntax import (
     AnyOf,
     Everything,
     Fields,
+    Identifier,
     Must,
     Node,
     Not,
@@ -105,6 +115,13 @@ _NAME_WORD = re.compile(r"[^\W\d_][\w.'\u2019-]*,?")
 # about it (or None). Without it, the value is the term it is indexed as.
 Subjects = Callable[[str], "tuple[wq.Query, str | None]"]
 
+# What the term of an identifier weighs (a record's identifiers are terms of ``keys``,
+# scored by their posting weight, 1): its record ranks above any match by words. Of
+# several, each weighs this times how many come after it and itself, so that their
+# records come in the order typed.
+IDENTIFIER_BOOST = 10_000.0
+IDENTIFIER_FIELD = "keys"
+
 # Queries of at most this many bare words always need all of them ("batch size").
 STRICT_MAX_TERMS = 2
 # Words indexed and searched, but not enough for a record to match a sentence read with any
@@ -139,6 +156,8 @@ class TextQuery:
     # the surnames' people (or the words in the text) optional. Searched when ``strict``
     # matches fewer than MIN_STRICT_MATCHES records and this matches more.
     named: wq.Query | None = None
+    # The identifiers the query looks for (not those it excludes), in the order typed.
+    identifiers: tuple[Identifier, ...] = ()
 
     def choose(self, strict_matches: int) -> wq.Query | None:
         """The query to search with, given how many records ``strict`` matches."""
@@ -255,8 +274,11 @@ class _Compiler:
         # surnames likewise.
         named, units = self._names(tree, names) if names is not None else (set(), [])
         single = self._surnames(tree, named, surnames) if surnames is not None else {}
-        positive, negative = self._signed(tree.explicit)
-        explicit_terms = sum(
+        # Identifiers beside the rest find their records whatever the rest finds.
+        alongside = [item for item in tree.items if isinstance(item, Identifier)]
+        found = self._identified(alongside)
+        positive, negative = self._signed(i for i in tree.explicit if i not in alongside)
+        explicit_terms = len(alongside) + sum(
             1 for q in positive + negative for leaf in q.leaves() if not _is_everything(leaf)
         )
         if explicit_terms > MAX_QUERY_TERMS:
@@ -272,22 +294,26 @@ class _Compiler:
             units = units + list(single.values())
         elif single:
             rest = _and_not(
-                self._bare(tree, named | set(single), None) + units + positive, negative
+                _or_found(found, self._bare(tree, named | set(single), None) + units + positive),
+                negative,
             )
             if rest is not None:
                 with_surnames = wq.AndMaybe(rest, _or(list(single.values())))
         bare = self._bare(tree, named, informativeness) + units
         notices = tuple(dict.fromkeys((*tree.notices, *self.notices)))
         words = tuple(dict.fromkeys(w for w in map(_shown, tree.bare) if w))
-        strict = _and_not(bare + positive, negative)
+        sought = tuple(_sought(tree.items))
+        strict = _and_not(_or_found(found, bare + positive), negative)
         if strict is None or len(bare) <= STRICT_MAX_TERMS:
-            return TextQuery(strict, notices=notices, words=words, named=with_surnames)
-        relaxed = _and_not([_or(bare), *positive], negative)
+            return TextQuery(
+                strict, notices=notices, words=words, named=with_surnames, identifiers=sought
+            )
+        relaxed = _and_not(_or_found(found, [_or(bare), *positive]), negative)
         uncommon = [q for q in bare if not (type(q) is wq.Term and q.text in COMMON_WORDS)]
         loose = None
         if uncommon and len(uncommon) < len(bare):
-            loose = _and_not([_or(uncommon), *positive], negative)
-        return TextQuery(strict, relaxed, loose, notices, words, with_surnames)
+            loose = _and_not(_or_found(found, [_or(uncommon), *positive]), negative)
+        return TextQuery(strict, relaxed, loose, notices, words, with_surnames, sought)
 
     def _bare(
         self, tree: Sequence, skipped: set[int], informativeness: Informativeness | None
@@ -338,6 +364,15 @@ class _Compiler:
             in_text = _and_not([wq.Term(DEFAULT_FIELD, t) for t in stems], [])
             found[id(item)] = wq.Or([in_text, people]) if in_text is not None else people
         return found
+
+    def _identified(self, identifiers: list[Identifier]) -> wq.Query | None:
+        """The records of ``identifiers`` (None for none), the first typed weighing most."""
+        keys = list(dict.fromkeys(identifier.key for identifier in identifiers))
+        terms = [
+            wq.Term(IDENTIFIER_FIELD, key_term(key), boost=IDENTIFIER_BOOST * (len(keys) - i))
+            for i, key in enumerate(keys)
+        ]
+        return _or(terms) if terms else None
 
     def _names(self, tree: Sequence, names: Names) -> tuple[set[int], list[wq.Query]]:
         """Runs of 2 to :data:`MAX_NAME_WORDS` bare words side by side that name authors
@@ -400,6 +435,8 @@ class _Compiler:
             return wq.Every(node.field) if node.field else wq.Every()
         if isinstance(node, Years):
             return self._years(node)
+        if isinstance(node, Identifier):
+            return wq.Term(IDENTIFIER_FIELD, key_term(node.key), boost=IDENTIFIER_BOOST)
         if isinstance(node, Must):
             return self.node(node.node)
         if isinstance(node, Not):
@@ -503,6 +540,25 @@ def _and_not(positive: list[wq.Query], negative: list[wq.Query]) -> wq.Query | N
 
 def _or(parts: list[wq.Query]) -> wq.Query:
     return parts[0] if len(parts) == 1 else wq.Or(parts)
+
+
+def _or_found(found: wq.Query | None, required: list[wq.Query]) -> list[wq.Query]:
+    """What must match: every one of ``required``, or else a record of the identifiers
+    typed beside them (``found``)."""
+    if found is None or not required:
+        return required if found is None else [found]
+    return [wq.Or([found, required[0] if len(required) == 1 else wq.And(required)])]
+
+
+def _sought(nodes: Iterable[Node]) -> Iterator[Identifier]:
+    """The identifiers among ``nodes`` and in them, but those under a NOT."""
+    for node in nodes:
+        if isinstance(node, Identifier):
+            yield node
+        elif isinstance(node, Must):
+            yield from _sought([node.node])
+        elif isinstance(node, (AllOf, AnyOf)):
+            yield from _sought(node.items)
 
 
 def _is_everything(query: wq.Query) -> bool:

@@ -28,6 +28,10 @@ only looks like syntax is read as words, with a notice saying so:
   keep their meaning in it.
 * ``^2`` after a word, phrase or group boosts it; ``"..."~3`` lets a phrase's words be up
   to 3 apart. Anywhere else ``^`` and ``~`` are punctuation.
+* A word that is an arXiv id or a DOI, in any form people paste (``2505.17997v2``,
+  ``arXiv:2505.17997``, ``hep-th/9901001``, an arxiv.org or doi.org link, ``doi:10...``,
+  ``DOI: 10...``; see :mod:`pubsearch.identifiers`), is an :class:`Identifier`; numbers
+  that only look like one (``1.5``, ``2021``, ``2024.12345``) stay words.
 
 What is unmistakably meant and wrong is refused with :class:`QuerySyntaxError`: a year that
 is not one (``year:abc``), a range left open (``year:[2020 TO``), a range on a field other
@@ -41,6 +45,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pubsearch.errors import QuerySyntaxError
+from pubsearch.identifiers import MAX_CHARS as MAX_IDENTIFIER_CHARS
+from pubsearch.identifiers import Identifier as PaperId
+from pubsearch.identifiers import identifier_in_word
 
 MIN_WILDCARD_PREFIX = 2  # "op*" is fine; "*ing" or "b*" would scan the whole vocabulary
 # A text of more words than this is prose (a pasted paragraph): its quotations relax with
@@ -112,6 +119,21 @@ class Phrase:
 
 
 @dataclass(frozen=True)
+class Identifier:
+    """An arXiv id or a DOI: the record that has it. ``start``/``end`` locate it in the
+    query text."""
+
+    id: PaperId
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """The identity key of the records that have it (``arxiv:2505.17997``)."""
+        return self.id.key
+
+
+@dataclass(frozen=True)
 class Years:
     """A year or a range of years, either end open (None); ends included."""
 
@@ -149,7 +171,7 @@ class AnyOf:
     boost: float = 1.0
 
 
-Node = Word | Pattern | Everything | Phrase | Years | Not | Must | AllOf | AnyOf
+Node = Word | Pattern | Everything | Phrase | Identifier | Years | Not | Must | AllOf | AnyOf
 
 
 @dataclass(frozen=True)
@@ -407,6 +429,8 @@ class _Reader:
 
     def _word_or_field(self, fieldname: str | None) -> Node | None:
         start = self.pos
+        if fieldname is None and (identifier := self._identifier()) is not None:
+            return identifier
         end = self._run_end(start)
         run = self.text[start:end]
         prefix = _FIELD_NAME.match(run)
@@ -430,6 +454,31 @@ class _Reader:
         if fieldname in self.fields.years:
             return _years(fieldname, fieldname, run)
         return self._word(run, fieldname, start)
+
+    def _identifier(self) -> Identifier | None:
+        """The arXiv id or DOI the word here is (with the punctuation after it left out),
+        or None. A label before one (``DOI: 10.1103/...``, ``arXiv: 2505.17997``) is part
+        of it."""
+        start = self.pos
+        if not self.text[start].isalnum():
+            return None  # every identifier begins with a letter or a digit
+        word = self._identifier_word(start)
+        if word.lower() in _LABELS and start + len(word) < len(self.text):
+            after = _SPACE.match(self.text, start + len(word)).end()  # type: ignore[union-attr]
+            word = self.text[start:after] + self._identifier_word(after)
+        found = identifier_in_word(word)
+        if found is None:
+            return None
+        identifier, used = found
+        self.pos = start + used
+        return Identifier(identifier, start, self.pos)
+
+    def _identifier_word(self, start: int) -> str:
+        """The text from ``start`` to the next white space, if an identifier may be that
+        long (else a longer text, which is none)."""
+        limit = start + MAX_IDENTIFIER_CHARS + 1
+        space = _SPACE_AT.search(self.text, start, limit)
+        return self.text[start : space.start() if space else limit]
 
     def _field_value(self, fieldname: str, typed: str) -> Node | None:
         char = self.text[self.pos]
@@ -536,6 +585,9 @@ class _Reader:
 
 _RANGE_END = re.compile(r"[\]}]")
 _SPACE = re.compile(r"\s*")
+_SPACE_AT = re.compile(r"\s+")
+# Labels written before an identifier, a space apart from it.
+_LABELS = frozenset({"arxiv:", "doi:"})
 # A quotation of prose ends with these inside its quotes; a phrase people type does not.
 _PROSE_ENDS = (".", ",", ";", "!", "?")
 

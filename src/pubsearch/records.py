@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, reduce
 from typing import Any, Generic, TypeVar
 
+from pubsearch.identifiers import normalize_arxiv_id as normalize_arxiv_id
+from pubsearch.identifiers import normalize_doi as normalize_doi
 from pubsearch.textforms import fold
 
 __all__ = ["fold"]  # pubsearch.textforms.fold, where most modules take it from
@@ -32,8 +34,6 @@ MARK_END = "\ue001"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ue000\ue001]")
 _SPACES = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^\w]+")
-_ARXIV_NEW = re.compile(r"^(?:arxiv:)?(\d{4}\.\d{4,5})(?:v\d+)?$", re.IGNORECASE)
-_ARXIV_OLD = re.compile(r"^(?:arxiv:)?([a-z\-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?$", re.IGNORECASE)
 
 
 def clean_text(text: str | None) -> str:
@@ -75,29 +75,6 @@ _ASCII_NON_WORD = {c: " " for c in range(128) if not chr(c).isalnum()} | {
 }
 
 
-def normalize_arxiv_id(value: str | None) -> str | None:
-    """``arXiv:2101.00001v2`` -> ``2101.00001``; ``hep-th/9901001v1`` -> ``hep-th/9901001``."""
-    if not value:
-        return None
-    value = value.strip()
-    for pattern in (_ARXIV_NEW, _ARXIV_OLD):
-        match = pattern.match(value)
-        if match:
-            return match.group(1).lower()
-    return None
-
-
-def normalize_doi(value: str | None) -> str | None:
-    """Lower-case DOI without a resolver prefix, or ``None``."""
-    if not value:
-        return None
-    value = value.strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
-        if value.startswith(prefix):
-            value = value[len(prefix) :]
-    return value if value.startswith("10.") and "/" in value else None
-
-
 _INITIAL_DOTS = re.compile(r"(?<=\w)\.")
 
 
@@ -131,13 +108,17 @@ class Record:
     ``origins`` says where the record was read from, as ``path:line`` strings (several when
     sources were merged). ``arxiv_id`` and ``doi`` are normalised; ``id`` is the arXiv id
     when there is one, else the DOI, else a stable hash of the title key and year.
+    ``other_arxiv_ids`` and ``other_dois`` are every further id the paper was read with
+    (merged from several sources): the record answers to all of them.
     """
 
     title: str
     abstract: str = ""
     authors: tuple[str, ...] = ()
     year: int | None = None
-    date: str | None = None  # ISO 8601 (YYYY-MM-DD) where the source gives the day
+    # ISO 8601 where the source gives the day (YYYY-MM-DD), or the month of a submission
+    # (YYYY-MM: see pubsearch.dating)
+    date: str | None = None
     subjects: tuple[str, ...] = ()
     source: str = ""
     origins: tuple[str, ...] = ()
@@ -146,15 +127,31 @@ class Record:
     id: str = field(default="")
     # How many works cite this one, where the source counts them (OpenAlex's cited_by_count).
     cited_by: int | None = None
+    other_arxiv_ids: tuple[str, ...] = ()
+    other_dois: tuple[str, ...] = ()
+    # The day of the listing that gave the record, where it is dated by the month of its
+    # submission instead (an arXiv id years older than the listing: pubsearch.dating).
+    listed: str | None = None
+    # The arXiv id is a reference's claim (a BibTeX eprint, which reference managers get
+    # wrong at times): the record is the paper of that id only if their titles agree
+    # (pubsearch.eprints). Not stored: it matters while records are merged.
+    arxiv_id_claimed: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "title", clean_text(self.title))
         object.__setattr__(self, "abstract", clean_text(self.abstract))
         object.__setattr__(self, "authors", _dedupe(self.authors, key=author_identity))
         object.__setattr__(self, "subjects", _dedupe(self.subjects))
-        object.__setattr__(self, "arxiv_id", normalize_arxiv_id(self.arxiv_id))
-        object.__setattr__(self, "doi", normalize_doi(self.doi))
+        arxiv_ids = _normalized(normalize_arxiv_id, self.arxiv_id, self.other_arxiv_ids)
+        object.__setattr__(self, "arxiv_id", arxiv_ids[0] if arxiv_ids else None)
+        object.__setattr__(self, "other_arxiv_ids", arxiv_ids[1:])
+        dois = _normalized(normalize_doi, self.doi, self.other_dois)
+        object.__setattr__(self, "doi", dois[0] if dois else None)
+        object.__setattr__(self, "other_dois", dois[1:])
         object.__setattr__(self, "date", checked_date(self.date, self.year))
+        listed = self.listed if self.listed and len(self.listed) == 10 else None  # a day
+        object.__setattr__(self, "listed", checked_date(listed, None))
+        object.__setattr__(self, "arxiv_id_claimed", self.arxiv_id_claimed and bool(arxiv_ids))
         if not self.id:
             object.__setattr__(self, "id", self._derived_id())
 
@@ -170,6 +167,16 @@ class Record:
             return "a" + digest[:11]
         digest = hashlib.sha1(f"{title_key(self.title)}|{self.year}".encode()).hexdigest()
         return "t" + digest[:11]
+
+    @property
+    def arxiv_ids(self) -> tuple[str, ...]:
+        """Every arXiv id of the paper, its own (``arxiv_id``) first."""
+        return (self.arxiv_id, *self.other_arxiv_ids) if self.arxiv_id else ()
+
+    @property
+    def dois(self) -> tuple[str, ...]:
+        """Every DOI of the paper, its own (``doi``) first."""
+        return (self.doi, *self.other_dois) if self.doi else ()
 
     @property
     def display_title(self) -> str:
@@ -192,11 +199,8 @@ class Record:
     def identity_keys(self) -> tuple[str, ...]:
         """Every key under which this record is the same paper as another (worked out
         once: merging and indexing both ask)."""
-        keys = []
-        if self.arxiv_id:
-            keys.append("arxiv:" + self.arxiv_id)
-        if self.doi:
-            keys.append("doi:" + self.doi)
+        keys = ["arxiv:" + arxiv_id for arxiv_id in self.arxiv_ids]
+        keys += ["doi:" + doi for doi in self.dois]
         if self.has_own_id:
             # The source names its records (BEIR's "_id": "4983"): two of them with different
             # ids are different papers even when their titles agree ("Summary").
@@ -226,30 +230,42 @@ class Record:
 _FIELD_NAMES = tuple(f.name for f in fields(Record))
 
 
+def _normalized(
+    normalize: Callable[[str | None], str | None], first: str | None, others: Iterable[str]
+) -> tuple[str, ...]:
+    """``first`` and ``others`` normalised, each once, in order; those that are no id left out."""
+    found = (normalize(value) for value in (first, *others))
+    return tuple(dict.fromkeys(value for value in found if value))
+
+
 def checked_date(date: str | None, year: int | None) -> str | None:
-    """``date`` when it is a real day (``YYYY-MM-DD``) of ``year`` (or of any year when
-    there is none), else None: a date that contradicts the year is not kept."""
+    """``date`` when it is a real day (``YYYY-MM-DD``) or month (``YYYY-MM``) of ``year``
+    (or of any year when there is none), else None: a date that contradicts the year is
+    not kept."""
     if not date:
         return None
     try:
-        day = datetime.date.fromisoformat(date)
+        day = datetime.date.fromisoformat(date + "-01" if len(date) == 7 else date)
     except ValueError:
         return None
-    if len(date) != 10 or (year is not None and day.year != year):
+    if len(date) not in (7, 10) or (year is not None and day.year != year):
         return None
     return date
 
 
 def date_number(date: str) -> int:
-    """``2024-03-15`` -> 20240315: how a date is indexed and sorted."""
-    return int(date.replace("-", ""))
+    """``2024-03-15`` -> 20240315, ``2007-05`` -> 20070500: how a date is indexed and
+    sorted (a month before its days)."""
+    return int((date + "-00" if len(date) == 7 else date).replace("-", ""))
 
 
 def date_of_number(number: int) -> str | None:
-    """20240315 -> ``2024-03-15`` (None for 0: no date)."""
+    """20240315 -> ``2024-03-15``, 20070500 -> ``2007-05`` (None for 0: no date)."""
     if not number:
         return None
     text = f"{number:08d}"
+    if text[6:] == "00":
+        return f"{text[:4]}-{text[4:6]}"
     return f"{text[:4]}-{text[4:6]}-{text[6:]}"
 
 
@@ -289,31 +305,41 @@ def merge(a: Record, b: Record) -> Record:
 
     The first keeps its text unless it lacks some; authors, subjects and origins are the
     union, in order of first appearance (one author under two spellings once: see
-    :func:`author_identity`). The id is the arXiv id, else the DOI, else the first
-    record's id; the citation count is the larger one.
+    :func:`author_identity`), and so are the arXiv ids and DOIs: the first record's
+    own, else the second's, are the merged record's own. The id is the arXiv id, else
+    the DOI, else the first record's id; the citation count is the larger one.
     """
-    arxiv_id = a.arxiv_id or b.arxiv_id
-    doi = a.doi or b.doi
-    if arxiv_id:
-        new_id = arxiv_id
-    elif doi:
-        new_id = "doi:" + doi
+    arxiv_ids = a.arxiv_ids + b.arxiv_ids
+    dois = a.dois + b.dois
+    if arxiv_ids:
+        new_id = arxiv_ids[0]
+    elif dois:
+        new_id = "doi:" + dois[0]
     else:
         new_id = a.id
+    dated, other = (a, b) if a.year is not None else (b, a)
+    date = dated.date
+    if date and len(date) == 7 and other.date and other.date.startswith(date + "-"):
+        date = other.date  # the day of the month a submission's id gives
     return replace(
         a,
         title=a.title or b.title,
         abstract=a.abstract if len(a.abstract) >= len(b.abstract) else b.abstract,
         authors=a.authors + b.authors,
-        year=a.year if a.year is not None else b.year,
-        date=a.date if a.year is not None else b.date,
+        year=dated.year,
+        date=date,
+        listed=dated.listed,
         subjects=a.subjects + b.subjects,
         source=a.source or b.source,
         origins=a.origins + tuple(o for o in b.origins if o not in a.origins),
-        arxiv_id=arxiv_id,
-        doi=doi,
+        arxiv_id=arxiv_ids[0] if arxiv_ids else None,
+        other_arxiv_ids=arxiv_ids[1:],
+        doi=dois[0] if dois else None,
+        other_dois=dois[1:],
         id=new_id,
         cited_by=_larger(a.cited_by, b.cited_by),
+        # Still a claim unless a record read the id from the paper itself.
+        arxiv_id_claimed=all(r.arxiv_id_claimed or not r.arxiv_id for r in (a, b)),
     )
 
 
@@ -430,8 +456,12 @@ class RecordMerger:
         return self._groups.papers
 
     def __iter__(self) -> Iterator[Record]:
-        for members in self._groups.held():
+        for members in self.groups():
             yield reduce(merge, members)
+
+    def groups(self) -> Iterator[list[Record]]:
+        """The records of each paper, in order of arrival (what ``__iter__`` folds)."""
+        return self._groups.held()
 
 
 def merge_records(records: Iterable[Record]) -> tuple[list[Record], int]:
@@ -448,6 +478,8 @@ class Written:
     identity keys (no other written record shares any of them)."""
 
     keys: tuple[str, ...]
+    # Its arXiv id is a claim (Record.arxiv_id_claimed), which its stored fields do not say.
+    claimed: bool = False
 
 
 class StreamingMerger:
@@ -464,6 +496,7 @@ class StreamingMerger:
 
     def __init__(self) -> None:
         self._first_keys: dict[int, tuple[str, ...]] = {}
+        self._claimed: set[int] = set()  # of those, the records whose arXiv id is a claim
         self._groups: PaperGroups[Written | Record] = PaperGroups(stub=self._written)
 
     @property
@@ -477,10 +510,12 @@ class StreamingMerger:
             return False
         if keys:  # a record without keys can have no duplicates
             self._first_keys[self._groups.added] = keys
+            if record.arxiv_id_claimed:
+                self._claimed.add(self._groups.added)
         return True
 
     def _written(self, slot: int) -> Written:
-        return Written(self._first_keys.pop(slot))
+        return Written(self._first_keys.pop(slot), slot in self._claimed)
 
     def __len__(self) -> int:
         """Papers seen (duplicates counted once)."""

@@ -32,7 +32,7 @@ class Hit:
     snippet: str
     title_html: str  # for an untitled record, its first words (records.title_from_text)
     untitled: bool = False
-    date: str | None = None  # YYYY-MM-DD where the source gives the day
+    date: str | None = None  # YYYY-MM-DD where the source gives the day; YYYY-MM: a month
     abstract_html: str = ""  # the whole abstract, as snippet and title_html are made
     shared: tuple[str, ...] = ()  # a related record: the key words it shares
     # Found by meaning, not by its words: ``why`` is the sentence of its abstract closest
@@ -40,6 +40,11 @@ class Hit:
     by_meaning: bool = False
     why: str = ""
     cited_by: int | None = None  # how many works cite it, where the source counts them
+    # Every arXiv id and DOI of the record (its own first), and the day of the listing it
+    # was read from when it is dated by its submission (Record.listed).
+    arxiv_ids: tuple[str, ...] = ()
+    dois: tuple[str, ...] = ()
+    listed: str | None = None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,10 @@ def build_schema() -> fields.Schema:
         origins=fields.STORED(),
         arxiv_id=fields.STORED(),
         doi=fields.STORED(),
+        # A merged paper's further arXiv ids and DOIs (identity keys), and the day of the
+        # listing a record dated by its submission was read from (Record.listed).
+        other_ids=fields.STORED(),
+        listed=fields.STORED(),
     )
 
 

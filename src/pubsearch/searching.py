@@ -26,13 +26,14 @@ from whoosh.searching import Searcher
 from pubsearch import ranking, semantic, storage
 from pubsearch.boxwords import BoxWords
 from pubsearch.documents import record_from_stored
-from pubsearch.errors import ParameterError, RecordNotFoundError
+from pubsearch.errors import ParameterError
 from pubsearch.facets import NO_COUNT, BoolArray, FacetTable
 from pubsearch.generation import Generation, Snapshot
 from pubsearch.highlighting import (
     marked_words,
 )
 from pubsearch.hits import HitMaker
+from pubsearch.lookup import stored_record, with_unknown_noted
 from pubsearch.masks import FloatArray, query_mask, segments_key
 from pubsearch.querying import MIN_STRICT_MATCHES, Subjects, bare_words, parse_text_query
 from pubsearch.readable import readable
@@ -390,6 +391,7 @@ class SearchService:
         too few for a longer query (see querying.TextQuery)."""
 
         parsed = self._words(gen, searcher, table).parse(text)
+        parsed = with_unknown_noted(parsed, searcher.reader())  # ids no record has
         if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
             # "*", and text with nothing to search for, are the empty query: every
             # record, newest first.
@@ -538,11 +540,9 @@ class SearchService:
     # -- records and stats -----------------------------------------------------------------
 
     def record(self, record_id: str) -> Record:
+        """The record of an id, or of any arXiv id or DOI it has (see pubsearch.lookup)."""
         _, searcher = self._searcher()
-        stored = searcher.document(id=record_id)
-        if stored is None:
-            raise RecordNotFoundError(f"no record with id {record_id!r}")
-        return record_from_stored(stored)
+        return record_from_stored(stored_record(searcher, record_id))
 
     def iter_records(self) -> Iterator[Record]:
         _, searcher = self._searcher()

@@ -11,7 +11,9 @@ One object per paper::
 Authors come from ``authors_parsed`` (``[last, first, suffix]``, already free of TeX)
 when it is there, else from the ``authors`` string; every name goes through
 :func:`~pubsearch.readers.tex.normalize_author`. The year is that of the first version,
-else of ``update_date``. Titles and abstracts have their TeX accents decoded.
+else of ``update_date`` (a listing's day: a record more than a year younger than its id
+is dated by the id's month, see :mod:`pubsearch.dating`). Titles and abstracts have
+their TeX accents decoded.
 ``journal-ref`` has no place in a :class:`~pubsearch.records.Record` and is not kept.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from pubsearch.dating import dated_by_submission
 from pubsearch.readers.fields import (
     arxiv_id_of,
     date_from,
@@ -66,7 +69,7 @@ def _record(obj: JsonObject, where: str) -> tuple[str, Record | None]:
     abstract = abstract if isinstance(abstract, str) else ""
     if not title.strip() and not abstract.strip():
         return "record has neither a title nor an abstract; skipped", None
-    return "", Record(
+    record = Record(
         title=tex_to_unicode(title),
         abstract=tex_to_unicode(abstract),
         authors=tuple(snapshot_authors(obj)),
@@ -78,6 +81,9 @@ def _record(obj: JsonObject, where: str) -> tuple[str, Record | None]:
         arxiv_id=arxiv_id,
         doi=first_doi(obj.get("doi")),
     )
+    # Without a dated version a record has only update_date, a listing's day (dating.py).
+    dated = any(year_from(v.get("created")) is not None for v in _versions(obj))
+    return "", record if dated else dated_by_submission(record)
 
 
 def parsed_name(parts: object) -> str:

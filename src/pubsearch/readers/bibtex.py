@@ -19,6 +19,7 @@ Fields read::
                               an arxiv.org URL and Google Scholar's "arXiv preprint
                               arXiv:2405.18986" journal
     doi, url
+    note                      "Also arXiv:...; doi:...": further ids (pubsearch's export)
     journal, journaltitle, booktitle, publisher    the record's source
 
 ``@comment``, ``@preamble`` and ``@string`` blocks make no records. An entry without a
@@ -40,11 +41,13 @@ from bibtexparser.middlewares.names import (
 )
 from bibtexparser.model import Entry, ParsingFailedBlock, String
 
+from pubsearch.identifiers import ids_of_note
 from pubsearch.readers.fields import (
     arxiv_id_of,
     arxiv_id_of_doi,
     date_from,
     keywords_from,
+    month_from,
     person_name,
     year_from,
 )
@@ -155,28 +158,60 @@ def _piece_text(piece: str, macros: Mapping[str, str]) -> str:
 
 
 def plain_text(value: str) -> str:
-    """A title or abstract as text: TeX accents decoded, and the braces that only protect
-    capitals dropped; math (``$...$``) and commands' arguments (``\\emph{x}``) keep theirs."""
+    """A title or abstract as text: TeX accents decoded, the braces that only protect
+    capitals dropped, and TeX's escapes of characters (``\\{``, ``\\$``,
+    ``\\textbackslash{}``, ``\\textasciitilde{}``...) made the characters; math
+    (``$...$``) and commands' arguments (``\\emph{x}``) keep theirs."""
     text = tex_to_unicode(value)
-    if "{" not in text and "}" not in text:
+    if "{" not in text and "}" not in text and "\\" not in text:
         return text
     out: list[str] = []
     kept: list[bool] = []  # for each open brace: whether it was kept
     math = False
-    for i, char in enumerate(text):
-        escaped = i > 0 and text[i - 1] == "\\"
-        if char == "$" and not escaped:
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            escape = None if math else _CHARACTER_ESCAPE.match(text, i)
+            if escape is not None:
+                out.append(_ESCAPED[escape.group(1) or escape.group(2)])
+                i = escape.end()
+            else:  # a command, or an escaped character: as it is
+                out.append(text[i : i + 2])
+                i += 2
+            continue
+        i += 1
+        if char == "$":
             math = not math
-        elif not math and not escaped and char == "{":
-            keep = bool(re.search(r"\\[A-Za-z]+\*?$", text[:i]))
+        elif not math and char == "{":
+            keep = bool(_COMMAND_BEFORE.search(text, 0, i - 1))
             kept.append(keep)
             if not keep:
                 continue
-        elif not math and not escaped and char == "}":
+        elif not math and char == "}":
             if kept and not kept.pop():
                 continue
         out.append(char)
     return "".join(out)
+
+
+# TeX's ways of writing characters that mean something to it (how pubsearch's export
+# writes them outside math), and the characters.
+_ESCAPED = {
+    "{": "{",
+    "}": "}",
+    "$": "$",
+    "textbackslash": "\\",
+    "textasciitilde": "~",
+    "textasciicircum": "^",
+    "textbraceleft": "{",
+    "textbraceright": "}",
+}
+_CHARACTER_ESCAPE = re.compile(
+    r"\\(?:([{}$])|(textbackslash|textasciitilde|textasciicircum|textbraceleft|textbraceright)"
+    r"(?:\{\}|(?![A-Za-z])))"
+)
+_COMMAND_BEFORE = re.compile(r"\\[A-Za-z]+\*?$")
 
 
 def authors_of(value: str, notes: list[str]) -> list[str]:
@@ -229,6 +264,7 @@ def record_from_entry(entry: Entry, where: str, notes: list[str]) -> Record | No
     date = _field(entry, "date")
     year = year_from(_field(entry, "year")) or year_from(date)
     doi = _field(entry, "doi")
+    other_arxiv_ids, other_dois = ids_of_note(plain_text(_field(entry, "note")))
     subjects = keywords_from(tex_to_unicode(_field(entry, "keywords")))
     primary = _field(entry, "primaryclass")
     if primary:
@@ -238,10 +274,15 @@ def record_from_entry(entry: Entry, where: str, notes: list[str]) -> Record | No
         abstract=abstract,
         authors=tuple(authors_of(names, notes)) if names else (),
         year=year,
-        date=date_from(date),
+        date=date_from(date) or month_from(date),
         subjects=tuple(subjects),
         source=plain_text(_field(entry, *_SOURCE_FIELDS)),
         origins=(where,),
         arxiv_id=_arxiv_id(entry, doi),
+        other_arxiv_ids=other_arxiv_ids,
+        # Reference managers get eprints wrong at times: a claim, checked against the
+        # title of that id's record when they are merged (pubsearch.eprints).
+        arxiv_id_claimed=True,
         doi=doi or None,
+        other_dois=other_dois,
     )

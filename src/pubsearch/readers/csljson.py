@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from pubsearch.identifiers import ids_of_note
 from pubsearch.readers.fields import (
     arxiv_id_of,
     arxiv_id_of_doi,
@@ -111,6 +112,8 @@ def record_from_csl(obj: JsonObject, where: str) -> Record | None:
         return None
     year, date = date_parts(obj.get("issued"))
     doi = _string(obj, "DOI")
+    # A paper's further ids, in the note pubsearch's export writes them in.
+    other_arxiv_ids, other_dois = ids_of_note(_string(obj, "note"))
     return Record(
         title=title,
         abstract=abstract,
@@ -121,6 +124,8 @@ def record_from_csl(obj: JsonObject, where: str) -> Record | None:
         source=_string(obj, "container-title") or _string(obj, "publisher"),
         origins=(where,),
         arxiv_id=_arxiv_id(obj, doi),
+        other_arxiv_ids=other_arxiv_ids,
         doi=doi or None,
+        other_dois=other_dois,
         cited_by=_cited_by(obj),
     )

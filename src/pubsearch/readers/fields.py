@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pubsearch.identifiers import arxiv_id_of_doi as arxiv_id_of_doi
 from pubsearch.readers.tex import normalize_author
 from pubsearch.records import normalize_arxiv_id
 
@@ -135,6 +136,15 @@ def date_from(value: object) -> str | None:
 
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d-])")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def month_from(value: object) -> str | None:
+    """``2007-05`` (an ISO month, as BibLaTeX's ``date`` may give) as it is; None for
+    anything else."""
+    if not isinstance(value, str) or not (match := _ISO_MONTH.fullmatch(value.strip())):
+        return None
+    return match.group(0) if 1 <= int(match.group(2)) <= 12 else None
 
 
 def id_string(value: object) -> str | None:
@@ -166,7 +176,6 @@ def first_doi(value: object) -> str | None:
 
 # A given name's initial written without its dot: "S" in "Christian S Hardtke".
 _BARE_INITIAL = re.compile(r"(?<![\w.'\u2019-])([^\W\d_])(?![\w.'\u2019-])")
-_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 
 
 def dotted_initials(given: str) -> str:
@@ -190,14 +199,6 @@ def display_name_author(name: str) -> str:
     if len(words) < 2:
         return normalize_author(name)
     return person_name(" ".join(words[:-1]), words[-1])
-
-
-def arxiv_id_of_doi(doi: str | None) -> str | None:
-    """The arXiv id of an arXiv DOI (``10.48550/arXiv.2405.18986``), or ``None``."""
-    if not doi:
-        return None
-    match = _ARXIV_DOI.match(doi.strip().removeprefix("https://doi.org/"))
-    return normalize_arxiv_id(match.group(1)) if match else None
 
 
 def keywords_from(text: str) -> list[str]:
@@ -226,6 +227,8 @@ def date_parts(value: object) -> tuple[int | None, str | None]:
                 return year, datetime.date(*numbers).isoformat()
             except ValueError:
                 return year, None
+        if year is not None and len(numbers) == 2 and 1 <= numbers[1] <= 12:
+            return year, f"{year:04d}-{numbers[1]:02d}"  # a month
         return year, None
     for key in ("raw", "literal"):
         written = value.get(key)

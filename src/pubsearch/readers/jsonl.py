@@ -12,6 +12,9 @@ Fields read, the first present of each group winning::
     categories, subjects       a list, or one space-separated string; plus primary_category
     year, or date, published, update_date    (the year is taken from a date; the first
                                of the three that gives a day is the record's date)
+    date_source                "listing_file_date" (or no date but update_date): the date
+                               is a listing's, and a record listed more than a year after
+                               its arXiv id's month is dated by that month (dating.py)
     doi, source
 
 Author names and the title and abstract go through TeX accent decoding (see
@@ -24,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pubsearch.dating import dated_by_submission
 from pubsearch.readers.fields import (
     arxiv_id_of,
     authors_from,
@@ -150,7 +154,7 @@ def record_from_object(obj: JsonObject, where: str, notes: list[str]) -> Record 
         return None
     arxiv_id, own_id = _ids(obj)
     source = obj.get("source")
-    return Record(
+    record = Record(
         title=title,
         abstract=abstract,
         authors=tuple(_authors(obj, notes)),
@@ -163,3 +167,14 @@ def record_from_object(obj: JsonObject, where: str, notes: list[str]) -> Record 
         doi=first_doi(obj.get("doi")),
         id=own_id,
     )
+    return dated_by_submission(record) if _dated_by_listing(obj) else record
+
+
+def _dated_by_listing(obj: JsonObject) -> bool:
+    """Whether the record's date is the day a listing gave it, not its publication's: its
+    ``date_source`` says so (``listing_file_date``, as ../shared/data's records), or,
+    without one, the day comes from arXiv's ``update_date`` alone."""
+    source = obj.get("date_source")
+    if isinstance(source, str):
+        return "listing" in source.casefold()
+    return date_from(obj.get("date")) is None and date_from(obj.get("published")) is None

@@ -15,6 +15,7 @@ Tags read (the first present of each group winning)::
     UR                        links: an arxiv.org link gives the arXiv id (an arXiv DOI too)
     JO, JF, T2, PB            the record's source
     N1 "Cited By :12"         a citation count, as Scopus (and pubsearch's export) writes it
+    N1 "Also arXiv:...; doi:..."          further ids (pubsearch's export)
 
 A record without a title or abstract is reported and skipped.
 """
@@ -27,6 +28,7 @@ from typing import Any
 
 from rispy import RisParser
 
+from pubsearch.identifiers import ids_of_note
 from pubsearch.readers.fields import (
     arxiv_id_of,
     arxiv_id_of_doi,
@@ -120,7 +122,8 @@ def ris_author(name: str) -> str:
 
 
 def ris_date(value: str) -> tuple[int | None, str | None]:
-    """``2024/05/29/`` -> ``(2024, "2024-05-29")``; ``2024///`` -> ``(2024, None)``."""
+    """``2024/05/29/`` -> ``(2024, "2024-05-29")``; ``2007/05//`` -> ``(2007, "2007-05")``;
+    ``2024///`` -> ``(2024, None)``."""
     match = _RIS_DATE.match(value)
     if not match:
         return year_from(value), None
@@ -128,6 +131,8 @@ def ris_date(value: str) -> tuple[int | None, str | None]:
     month, day = match.group(2), match.group(3)
     if month and day:
         return year, checked_date(f"{year:04d}-{int(month):02d}-{int(day):02d}", year)
+    if month:
+        return year, checked_date(f"{year:04d}-{int(month):02d}", year)
     return year, None
 
 
@@ -153,6 +158,15 @@ def _arxiv_id(entry: dict[str, Any], doi: str) -> str | None:
     return found
 
 
+def _further_ids(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A paper's further arXiv ids and DOIs, from the note pubsearch's export lists them in."""
+    for note in _list(entry, "notes"):
+        arxiv_ids, dois = ids_of_note(note)
+        if arxiv_ids or dois:
+            return arxiv_ids, dois
+    return (), ()
+
+
 def _cited_by(entry: dict[str, Any]) -> int | None:
     for note in _list(entry, "notes"):
         match = _CITED_BY.match(note)
@@ -170,6 +184,7 @@ def record_from_ris(entry: dict[str, Any], where: str) -> Record | None:
         return None
     year, date = _year_and_date(entry)
     doi = _text(entry, "doi")
+    other_arxiv_ids, other_dois = _further_ids(entry)
     authors = [ris_author(a) for a in _list(entry, "authors", "first_authors")]
     return Record(
         title=title,
@@ -181,6 +196,8 @@ def record_from_ris(entry: dict[str, Any], where: str) -> Record | None:
         source=_text(entry, "journal_name", "alternate_title3", "secondary_title", "publisher"),
         origins=(where,),
         arxiv_id=_arxiv_id(entry, doi),
+        other_arxiv_ids=other_arxiv_ids,
         doi=doi or None,
+        other_dois=other_dois,
         cited_by=_cited_by(entry),
     )

@@ -114,9 +114,10 @@ def service() -> SearchService:
 
 
 def long_date(date: str) -> str:
-    """``2024-03-05`` -> ``5 Mar 2024``."""
-    year, month, day = date.split("-")
-    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+    """``2024-03-05`` -> ``5 Mar 2024``; a month, ``2007-05``, -> ``May 2007``."""
+    year, month, *day = date.split("-")
+    shown = f"{_MONTHS[int(month) - 1]} {year}"
+    return f"{int(day[0])} {shown}" if day else shown
 
 
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
