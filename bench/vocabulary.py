@@ -114,6 +114,10 @@ _TEX_FORMULA = re.compile(
     r"(?<![A-Za-z0-9\\])((?:[A-Z][a-z]?(?:\$_\{?\d+\}?\$)?){2,})(?![A-Za-z0-9$])"
 )
 _PIECE = re.compile(r"[A-Z][a-z]?|\d+")
+# A formula written plainly: element symbols with counts, at least one of them a number.
+_PLAIN_FORMULA = re.compile(
+    r"(?<![A-Za-z0-9$_{])((?:[A-Z][a-z]?\d*)*[A-Z][a-z]?\d+(?:[A-Z][a-z]?\d*)*)(?![A-Za-z0-9$])"
+)
 # What may sit between the pieces of a formula in TeX: dollars, subscript marks, braces,
 # font commands.
 _DECORATION = r"(?:[$_{}]|\\(?:mathrm|rm|text|mathit|textrm)\b\s*)*"
@@ -186,11 +190,9 @@ def formulas_table(records: list[Record], search: Searcher, count: int) -> list[
     for _, text in texts:
         for match in _TEX_FORMULA.finditer(text):
             written = match.group(1)
-            plain = re.sub(r"[$_{}]", "", written)
             if "$_" in written:
-                tex_counts[plain] += 1
-            else:
-                plain_seen[plain] += 1
+                tex_counts[re.sub(r"[$_{}]", "", written)] += 1
+        plain_seen.update(_PLAIN_FORMULA.findall(text))
     # Written in TeX in some records and plainly in others; the most used first.
     chosen = [
         f for f, _ in tex_counts.most_common() if plain_seen[f] and len(_PIECE.findall(f)) > 2

@@ -62,7 +62,7 @@ from pubsearch.querysyntax import (
 from pubsearch.records import fold
 from pubsearch.request import parse_year
 from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
-from pubsearch.textforms import query_text
+from pubsearch.textforms import greek_compound, greek_words, query_text
 
 __all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
 
@@ -325,12 +325,20 @@ class _Compiler:
         boosts: dict[str, float] = {}
         counts: dict[str, int] = {}
         quotations: list[wq.Query] = []
+        pairs = self._greek_pairs(tree, skipped)
         for word in tree.bare:
             if id(word) in skipped:
+                continue
+            if id(word) in pairs:
+                if (pair := pairs[id(word)]) is not None:
+                    quotations.append(pair)
                 continue
             if isinstance(word, Phrase):
                 if (quoted := self._phrase(word)) is not None:
                     quotations.append(quoted)
+                continue
+            if (compound := self._greek_compound(word)) is not None:
+                quotations.append(compound)
                 continue
             for stem in self._stems(DEFAULT_FIELD, word.text):
                 boosts[stem] = max(boosts.get(stem, 0.0), word.boost)
@@ -344,6 +352,60 @@ class _Compiler:
             }
         bare: list[wq.Query] = [wq.Term(DEFAULT_FIELD, stem, boost=b) for stem, b in boosts.items()]
         return bare + quotations[:MAX_QUERY_TERMS]
+
+    def _greek_pairs(self, tree: Sequence, skipped: set[int]) -> dict[int, wq.Query | None]:
+        """Two bare words side by side, one a Greek letter's name (``Lambda CDM``, ``Ly
+        alpha``), in a query of at most :data:`MAX_NAME_QUERY_WORDS` bare words: by the
+        words' ids, the pair's unit (both words, or the word they make joined) under the
+        first, None under the second."""
+        if len(tree.bare) > MAX_NAME_QUERY_WORDS:
+            return {}
+        field = self.schema[DEFAULT_FIELD]
+        greek = greek_words()
+        found: dict[int, wq.Query | None] = {}
+        items = [
+            item
+            for item in tree.bare
+            if isinstance(item, Word) and id(item) not in skipped and item.boost == 1.0
+        ]
+        for first, second in zip(items, items[1:], strict=False):
+            if id(first) in found or not tree_gap(first, second):
+                continue
+            words = [
+                w
+                for item in (first, second)
+                for w in field.process_text(item.text, mode="query", no_morph=True)
+                if w
+            ]
+            if len(words) != 2 or not (words[0] in greek or words[1] in greek):
+                continue
+            found[id(first)] = self._joined_or_apart("".join(words), " ".join(words), 1.0)
+            found[id(second)] = None
+        return found
+
+    def _joined_or_apart(self, joined: str, apart: str, boost: float) -> wq.Query | None:
+        """The word ``joined``, or the words of ``apart`` side by side in a title or an
+        abstract."""
+        whole = [wq.Term(DEFAULT_FIELD, stem) for stem in self._stems(DEFAULT_FIELD, joined)]
+        stems = self._stems(DEFAULT_FIELD, apart)
+        side_by_side = [wq.Phrase(name, stems) for name in PHRASE_FIELDS]
+        return _boosted(wq.Or([*whole, *side_by_side]), boost)
+
+    def _greek_compound(self, word: Word) -> wq.Query | None:
+        """A word that joins a Greek letter's name to another word, written either way
+        (``ΛCDM`` or ``LambdaCDM``, and ``Lambda-CDM`` or ``Lambda CDM`` in a text; ``Lyα``
+        and ``Ly-alpha``): the word, or its two parts side by side in a title or abstract.
+        None for any other word."""
+        field = self.schema[DEFAULT_FIELD]
+        words = [w for w in field.process_text(word.text, mode="query", no_morph=True) if w]
+        greek = greek_words()
+        if len(words) == 1 and (parts := greek_compound(words[0])) is not None:
+            joined, apart = words[0], " ".join(parts)
+        elif len(words) == 2 and (words[0] in greek or words[1] in greek):
+            joined, apart = "".join(words), " ".join(words)
+        else:
+            return None
+        return self._joined_or_apart(joined, apart, word.boost)
 
     def _surnames(self, tree: Sequence, named: set[int], surnames: Names) -> dict[int, wq.Query]:
         """Single bare words (not of a longer name) read as surnames, in a query of at most
@@ -536,6 +598,11 @@ def _and_not(positive: list[wq.Query], negative: list[wq.Query]) -> wq.Query | N
     if not negative:
         return base
     return wq.AndNot(base, negative[0] if len(negative) == 1 else wq.Or(negative))
+
+
+def tree_gap(first: Word, second: Word) -> bool:
+    """Whether ``second`` follows ``first`` with only white space between."""
+    return 0 < second.start - first.end <= 3
 
 
 def _or(parts: list[wq.Query]) -> wq.Query:

@@ -155,6 +155,30 @@ def _plain(text: str) -> bool:
     return bool(text) and text.isascii() and all(c.isalnum() or c in " .-'" for c in text)
 
 
+@functools.cache
+def greek_words() -> frozenset[str]:
+    """The names Greek letters fold to (``alpha`` ... ``omega``), from the folding table."""
+    greek = range(0x0370, 0x0400)
+    return frozenset(
+        folded for code, folded in folding().items() if code in greek and folded.isalpha()
+    )
+
+
+def greek_compound(word: str) -> tuple[str, str] | None:
+    """A folded word that is a Greek letter's name joined to another word of at least two
+    letters or digits (``lambdacdm``: ``lambda`` and ``cdm``; ``lyalpha``: ``ly`` and
+    ``alpha``), as its two parts; None for any other word. Names of four letters or more
+    only (``pi`` and ``nu`` begin too many words)."""
+    for name in sorted(greek_words(), key=len, reverse=True):
+        if len(name) < 4:
+            break
+        if word.startswith(name) and len(word) - len(name) >= 2:
+            return name, word[len(name) :]
+        if word.endswith(name) and len(word) - len(name) >= 2:
+            return word[: -len(name)], name
+    return None
+
+
 def fold_word(word: str) -> str:
     """One word as the analyzers fold it: lower case, then :func:`folding`."""
     return word.lower().translate(folding())
@@ -411,7 +435,12 @@ def _command(match: re.Match[str] | None) -> str:
         if symbol in _SPACING_SYMBOLS:
             return " " if symbol != "-" else ""
         return symbol if symbol in "&%#_$'" else " "
-    return _command_text(name)
+    text = _command_text(name)
+    # The spaces after a command are its own (``\\rm Ly`` is ``Ly``), but those after a
+    # letter it writes part that letter from the next word (``\\alpha decay``).
+    if text and not text.endswith(" ") and match.group().endswith((" ", "\t")):
+        return text + " "
+    return text
 
 
 @functools.cache
@@ -420,10 +449,25 @@ def _command_text(name: str) -> str:
         return ""
     replacement = _command_table().get(name)
     if replacement is None:
-        return " "
+        return _glued_command(name)
     if len(replacement) == 1 and not replacement.isascii():
         return replacement  # a letter (α, ø, ħ, ℓ) or a symbol: joins as written
     return f" {replacement} " if replacement.isalpha() else " "
+
+
+def _glued_command(name: str) -> str:
+    """An unknown command that starts with a Greek letter's (``\\LambdaCDM``, written for
+    ``\\Lambda CDM``): the letter and the rest; else a space."""
+    table = _command_table()
+    for end in range(len(name) - 1, 1, -1):
+        letter = table.get(name[:end])
+        if (
+            letter is not None
+            and len(letter) == 1
+            and unicodedata.name(letter, "").startswith("GREEK ")
+        ):
+            return letter + name[end:]
+    return " "
 
 
 @functools.cache
