@@ -271,6 +271,19 @@ def bibtex_text(text: str) -> str:
     return "".join(_EVERY_SPECIAL.get(c, c) for c in text)
 
 
+def _braces_pair(text: str) -> bool:
+    """Whether every brace of ``text`` closes one opened before it (``{}}{`` does not)."""
+    depth = 0
+    for char in text:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
 def _tex_kept(text: str) -> str | None:
     """``text`` with its math and commands as they are and the rest escaped; None when
     its braces do not pair (BibTeX counts every brace, escaped or not)."""
@@ -279,7 +292,7 @@ def _tex_kept(text: str) -> str | None:
     at = 0
     while at < len(text):
         if text[at] == "$" and (math := _MATH.match(text, at)) is not None:
-            if math.group().count("{") != math.group().count("}"):
+            if not _braces_pair(math.group()):
                 return None
             out.append(math.group())
             at = math.end()
