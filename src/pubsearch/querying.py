@@ -129,6 +129,7 @@ class TextQuery:
     loose: wq.Query | None = None  # which records the relaxed reading finds
     notices: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
+    bare: tuple[wq.Query, ...] = ()  # what the relaxed reading needs any one of
 
     def choose(self, strict_matches: int) -> wq.Query | None:
         """The query to search with, given how many records ``strict`` matches."""
@@ -282,7 +283,7 @@ class _Compiler:
         loose = None
         if uncommon and len(uncommon) < len(bare):
             loose = _and_not([_or(uncommon), *positive], negative)
-        return TextQuery(strict, relaxed, loose, notices, words)
+        return TextQuery(strict, relaxed, loose, notices, words, tuple(bare))
 
     def _names(self, tree: Sequence, names: Names) -> tuple[set[int], list[wq.Query]]:
         """Runs of 2 to :data:`MAX_NAME_WORDS` bare words side by side that name authors
