@@ -153,6 +153,9 @@ class ResultsPage:
     original_url: str | None  # the text as typed, when results are of its correction
     broader: BroaderSearch | None
     broader_url: str | None
+    # Shows the records that share only some of a relaxed query's words too, or (when they
+    # are shown) only those that match it well; None when there are none.
+    loose_url: str | None = None
 
     @property
     def request(self) -> SearchRequest:
@@ -233,6 +236,7 @@ def build_results_page(
         ),
         broader=broader,
         broader_url=url(broader.request) if broader else None,
+        loose_url=url(replace(req, loose=not req.loose, page=1)) if results.loose_total else None,
     )
 
 
