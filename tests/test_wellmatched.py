@@ -273,6 +273,9 @@ def test_hybrid_counts_the_well_matched_and_those_found_by_meaning(
     # Loose matches found by meaning are counted once, among those by meaning.
     everything = vector_service.search(SearchRequest(q=record.abstract, page_size=100, loose=True))
     assert everything.total == hybrid.total + (hybrid.loose_total or 0)
+    # Ranked as before: the fusion sees every match of the words, loose ones too.
+    shown = {h.id for h in hybrid.hits}
+    assert [h.id for h in everything.hits if h.id in shown] == [h.id for h in hybrid.hits]
 
 
 def test_batch_writes_the_well_matched_unless_loose(sample_index: Path, tmp_path: Path) -> None:

@@ -248,8 +248,7 @@ class SearchService:
             matched = by_meaning if mode == "semantic" else text.mask | by_meaning
         filters, final = self._filtered(matched, request, table, people)
         allowed = wellmatched.passing(table.live, filters.values())  # matching or not
-        if text.split is not None:  # every match of the words ranks those listed
-            text = replace(text, among=text.split.among(allowed))
+        text = replace(text, among=wellmatched.ranked_among(text.split, allowed))
         total = int(final.sum())
         word_total = None
         if sims is not None and by_meaning is not None:
@@ -350,7 +349,8 @@ class SearchService:
             depth = max(semantic.DEPTH, need)
             ranked = semantic.top(sims, allowed, depth)
             if hybrid and text.query is not None:
-                lexical = self._top_by_words(searcher, text.query, final & text.mask, depth, text)
+                words = final & text.mask if text.among is None else text.among
+                lexical = self._top_by_words(searcher, text.query, words, depth, text)
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
         else:

@@ -69,6 +69,12 @@ class Split:
         return passing(self.well | self.rest, masks)
 
 
+def ranked_among(split: Split | None, allowed: BoolArray) -> BoolArray | None:
+    """The records that rank a relaxed query's results: every match, well or loosely, of
+    those ``allowed`` (that pass the filters); None when nothing was split."""
+    return None if split is None else split.among(allowed)
+
+
 def passing(base: BoolArray, masks: Iterable[BoolArray]) -> BoolArray:
     """The records of ``base`` that are in every one of ``masks`` (a new array)."""
     out = base.copy()
