@@ -246,6 +246,40 @@ def test_feedback_from_the_best_match_is_the_documented_formula(searcher, q: str
     assert [d for _, d in ours] != [d for _, d in plain]
 
 
+@pytest.mark.parametrize("q", ["graph neural network training on large batch sizes", "learning"])
+def test_shown_lists_fewer_in_the_order_all_allowed_give(searcher, q: str) -> None:  # type: ignore[no-untyped-def]
+    """``shown`` lists some of the allowed documents; the feedback still comes from all of
+    them (the best match included, even when not shown), so the order is the same.
+    ``scored`` (the query's scores, worked out before) gives the same as without."""
+    from pubsearch.querying import parse_text_query
+    from pubsearch.topdocs import match_scores
+
+    parsed = parse_text_query(q, searcher.schema)
+    assert parsed is not None
+    query = parsed.relaxed or parsed.strict
+    reader = searcher.reader()
+    size = reader.doc_count_all()
+    allowed = np.array([not reader.is_deleted(d) for d in range(size)])
+    lengths = field_lengths(reader, DEFAULT_FIELD)
+
+    def feedback(docnum: int) -> wq.Query | None:
+        return ranking.feedback_query(searcher, docnum, float(lengths[docnum]))
+
+    every = top_documents(searcher, query, allowed, size, lambda f: lengths, feedback, 1.5)
+    assert every is not None and len(every) > 10
+    shown = np.random.default_rng(7).random(size) < 0.5
+    shown[every[0][1]] = False  # the best match is not listed, but still gives the feedback
+    listed = top_documents(
+        searcher, query, allowed, 10, lambda f: lengths, feedback, 1.5, shown=shown
+    )
+    assert listed == [(s, d) for s, d in every if shown[d]][:10]
+    scored = match_scores(searcher, query, size, lambda f: lengths)
+    again = top_documents(
+        searcher, query, allowed, size, lambda f: lengths, feedback, 1.5, scored=scored
+    )
+    assert again == every
+
+
 def test_field_lengths_equal_whoosh_per_document(tmp_path: Path) -> None:
     """Lengths read a column at a time are the ones Whoosh reads document by document:
     in a segment whose last documents lack the field (its column stops short), and in a

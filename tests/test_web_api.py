@@ -89,6 +89,8 @@ def test_facets_are_always_included(client: FlaskClient) -> None:
         "relaxed",
         "relaxed_words",
         "all_words_total",
+        "loose",
+        "loose_total",
         "notices",
         "authors_found",
         "subjects_found",

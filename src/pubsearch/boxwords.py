@@ -107,18 +107,22 @@ class BoxWords:
 
     def parse(self, text: str) -> TextQuery | None:
         """``text`` read with its names (see pubsearch.querying.parse_text_query)."""
-        searcher, gen = self._searcher, self._gen
-
-        def informativeness(stems: list[str]) -> list[float]:
-            from pubsearch.ranking import idf
-
-            count = searcher.doc_count_all()
-            dfs = gen.doc_frequencies(searcher, stems)
-            return [idf(count, df) if df else 0.0 for df in dfs]
-
         return parse_text_query(
-            text, searcher.schema, informativeness, self.name, self._subjects, self.surname
+            text,
+            self._searcher.schema,
+            self.informativeness,
+            self.name,
+            self._subjects,
+            self.surname,
         )
+
+    def informativeness(self, stems: list[str]) -> list[float]:
+        """How much each of ``stems`` says: its idf, 0 for a stem no record has."""
+        from pubsearch.ranking import idf
+
+        count = self._searcher.doc_count_all()
+        dfs = self._gen.doc_frequencies(self._searcher, stems)
+        return [idf(count, df) if df else 0.0 for df in dfs]
 
     # -- spelling ---------------------------------------------------------------------
 

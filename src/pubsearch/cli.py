@@ -150,6 +150,12 @@ def main() -> None:
     help="When nothing matches, search the spelling correction instead.",
 )
 @click.option(
+    "--loose",
+    is_flag=True,
+    help="Also count and list the records that share only some of a relaxed query's words "
+    "(a pasted text: by default only those that match it well).",
+)
+@click.option(
     "--facet-size",
     default=DEFAULT_FACET_SIZE,
     show_default=True,
@@ -177,6 +183,7 @@ def query_command(
     page: int,
     facets: bool,
     correct: bool,
+    loose: bool,
     facet_size: int,
     fmt: str,
     index_dir: Path | None,
@@ -209,6 +216,7 @@ def query_command(
         facets=facets,
         facet_size=facet_size,
         correct=correct,
+        loose=loose,
     )
     service = SearchService(_index_dir(index_dir))
     try:
@@ -310,20 +318,31 @@ def _print_hit(hit: Hit) -> None:
 
 
 def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
+    from pubsearch.results import shortened
+
     req = results.request
     for notice in results.notices:
         click.echo(click.style(f"Note: {notice}", dim=True))
+    label = results.query_shown  # a pasted text by its first words
     if results.corrected_from is not None:
         click.echo(
-            f"Showing results for {req.q!r}: nothing matched {results.corrected_from!r} "
-            "(--no-correct searches it as typed)."
+            f"Showing results for {label!r}: nothing matched {shortened(results.corrected_from)!r}"
+            " (--no-correct searches it as typed)."
         )
     if results.relaxed_note:
         click.echo(results.relaxed_note)
+    if results.loose_note:
+        well = results.total - (results.loose_total or 0)
+        hint = (
+            f"without --loose, the {well:,} that match it well"
+            if req.loose
+            else "--loose shows them"
+        )
+        click.echo(f"{results.loose_note.removesuffix('.')}: {hint}.")
     if results.suggestion:
         click.echo(f"Did you mean: {results.suggestion}")
     if results.total == 0:
-        click.echo(f"No results for {req.q!r}." if req.q else "No results.")
+        click.echo(f"No results for {label!r}." if req.q else "No results.")
         if broader is not None:
             click.echo(f"Broader: {broader.change} finds {broader.total:,}: {_as_command(broader)}")
     else:
@@ -338,7 +357,7 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
             how = ", by meaning"
         click.echo(
             f"{shown}{results.total:,} results"
-            + (f" for {req.q!r}" if req.q else "")
+            + (f" for {label!r}" if req.q else "")
             + f" (page {req.page} of {results.pages}{how}, {results.took_ms:.0f} ms)\n"
         )
         for hit in results.hits:
@@ -378,6 +397,12 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
     "queries). [default: 2, or 1 with one CPU]",
 )
 @mode_option
+@click.option(
+    "--loose",
+    is_flag=True,
+    help="Rank every record that shares some of a relaxed query's words, as 'pubsearch "
+    "query --loose' does (by default, those that match it well).",
+)
 @reports_errors
 def batch_command(
     queries: Path,
@@ -387,6 +412,7 @@ def batch_command(
     tag: str,
     processes: int | None,
     mode: str | None,
+    loose: bool,
 ) -> None:
     """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
 
@@ -416,6 +442,7 @@ def batch_command(
             hits=hits,
             tag=tag,
             mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
+            loose=loose,
         )
         for query_run in _query_progress(runs, len(read)):
             if query_run.error is not None:

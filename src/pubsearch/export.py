@@ -24,7 +24,7 @@ from pubsearch.names import PARTICLES
 from pubsearch.readers.bibtex import plain_text
 from pubsearch.records import Record
 from pubsearch.request import MAX_PAGE_SIZE, MAX_RESULT_DEPTH, SORT_ORDERS, SearchRequest
-from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults
+from pubsearch.results import FacetValue, Hit, IndexStats, SearchResults, shortened
 
 CSV_COLUMNS = (
     "rank",
@@ -95,6 +95,8 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
         "relaxed": results.relaxed,
         "relaxed_words": list(results.words),
         "all_words_total": results.all_words_total,
+        "loose": req.loose,
+        "loose_total": results.loose_total,
         "notices": list(results.notices),
         "authors_found": {typed: list(names) for typed, names in results.authors_found.items()},
         "subjects_found": {typed: list(found) for typed, found in results.subjects_found.items()},
@@ -196,7 +198,7 @@ class ExportBatch:
         """One line saying what the export holds, for a comment or a note on the page."""
         what = f"{len(self.hits):,} of {self.total:,} results"
         if request.q:
-            what += f" for {request.q!r}"
+            what += f" for {shortened(request.q)!r}"
         if self.capped:
             what += f" (capped at {self.cap:,}; narrow the search to export the rest)"
         return what

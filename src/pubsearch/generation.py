@@ -26,6 +26,15 @@ from pubsearch.vectors import VectorTable
 MAX_KEPT_FREQUENCIES = 200_000
 
 
+def close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
+    """Close every searcher of ``searchers`` (emptied, under ``lock``)."""
+    with lock:
+        left = list(searchers)
+        searchers.clear()
+    for searcher in left:
+        searcher.close()
+
+
 @dataclass
 class Snapshot:
     """A searcher on one generation, owned by one thread."""

@@ -158,6 +158,7 @@ class TextQuery:
     named: wq.Query | None = None
     # The identifiers the query looks for (not those it excludes), in the order typed.
     identifiers: tuple[Identifier, ...] = ()
+    bare: tuple[wq.Query, ...] = ()  # what the relaxed reading needs any one of
 
     def choose(self, strict_matches: int) -> wq.Query | None:
         """The query to search with, given how many records ``strict`` matches."""
@@ -313,7 +314,7 @@ class _Compiler:
         loose = None
         if uncommon and len(uncommon) < len(bare):
             loose = _and_not(_or_found(found, [_or(uncommon), *positive]), negative)
-        return TextQuery(strict, relaxed, loose, notices, words, with_surnames, sought)
+        return TextQuery(strict, relaxed, loose, notices, words, with_surnames, sought, tuple(bare))
 
     def _bare(
         self, tree: Sequence, skipped: set[int], informativeness: Informativeness | None
@@ -354,10 +355,10 @@ class _Compiler:
         return bare + quotations[:MAX_QUERY_TERMS]
 
     def _greek_pairs(self, tree: Sequence, skipped: set[int]) -> dict[int, wq.Query | None]:
-        """Two bare words side by side, one a Greek letter's name (``Lambda CDM``, ``Ly
-        alpha``), in a query of at most :data:`MAX_NAME_QUERY_WORDS` bare words: by the
-        words' ids, the pair's unit (both words, or the word they make joined) under the
-        first, None under the second."""
+        """Two bare words side by side, one (not both) a Greek letter's name (``Lambda CDM``,
+        ``Ly alpha``; not ``alpha beta``), in a query of at most :data:`MAX_NAME_QUERY_WORDS`
+        bare words: by the words' ids, the pair's unit (both words, or the word they make
+        joined) under the first, None under the second."""
         if len(tree.bare) > MAX_NAME_QUERY_WORDS:
             return {}
         field = self.schema[DEFAULT_FIELD]
@@ -377,9 +378,9 @@ class _Compiler:
                 for w in field.process_text(item.text, mode="query", no_morph=True)
                 if w
             ]
-            if len(words) != 2 or not (words[0] in greek or words[1] in greek):
+            if len(words) != 2 or (words[0] in greek) == (words[1] in greek):
                 continue
-            found[id(first)] = self._joined_or_apart("".join(words), " ".join(words), 1.0)
+            found[id(first)] = self._joined_or_both("".join(words), " ".join(words), 1.0)
             found[id(second)] = None
         return found
 
@@ -391,6 +392,13 @@ class _Compiler:
         side_by_side = [wq.Phrase(name, stems) for name in PHRASE_FIELDS]
         return _boosted(wq.Or([*whole, *side_by_side]), boost)
 
+    def _joined_or_both(self, joined: str, apart: str, boost: float) -> wq.Query | None:
+        """The word ``joined``, or every word of ``apart`` (as the words typed apart
+        would need)."""
+        whole = [wq.Term(DEFAULT_FIELD, stem) for stem in self._stems(DEFAULT_FIELD, joined)]
+        both = [wq.Term(DEFAULT_FIELD, stem) for stem in self._stems(DEFAULT_FIELD, apart)]
+        return _boosted(wq.Or([*whole, _and_all(both)]), boost)
+
     def _greek_compound(self, word: Word) -> wq.Query | None:
         """A word that joins a Greek letter's name to another word, written either way
         (``ΛCDM`` or ``LambdaCDM``, and ``Lambda-CDM`` or ``Lambda CDM`` in a text; ``Lyα``
@@ -401,8 +409,8 @@ class _Compiler:
         greek = greek_words()
         if len(words) == 1 and (parts := greek_compound(words[0])) is not None:
             joined, apart = words[0], " ".join(parts)
-        elif len(words) == 2 and (words[0] in greek or words[1] in greek):
-            joined, apart = "".join(words), " ".join(words)
+        elif len(words) == 2 and (words[0] in greek) != (words[1] in greek):
+            return self._joined_or_both("".join(words), " ".join(words), word.boost)
         else:
             return None
         return self._joined_or_apart(joined, apart, word.boost)
@@ -603,6 +611,10 @@ def _and_not(positive: list[wq.Query], negative: list[wq.Query]) -> wq.Query | N
 def tree_gap(first: Word, second: Word) -> bool:
     """Whether ``second`` follows ``first`` with only white space between."""
     return 0 < second.start - first.end <= 3
+
+
+def _and_all(parts: list[wq.Query]) -> wq.Query:
+    return parts[0] if len(parts) == 1 else wq.And(parts)
 
 
 def _or(parts: list[wq.Query]) -> wq.Query:

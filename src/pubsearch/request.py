@@ -71,6 +71,9 @@ class SearchRequest:
     # which need only ids and scores, go without).
     highlight: bool = True
     mode: Mode | None = None
+    # Count and list, beside the records that match a relaxed query well, those that share
+    # only some of its words (pubsearch.wellmatched).
+    loose: bool = False
 
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in MODES:

@@ -12,6 +12,25 @@ from pubsearch.request import SearchRequest
 
 # A relaxed query's words are listed in its note up to this many.
 RELAXED_WORDS_LISTED = 8
+# A longer query is shown (in a heading, a title, a line of text output) by its first
+# SHOWN_WORDS words, at most SHOWN_CHARS characters of them (a pasted abstract).
+SHOWN_WORDS = 10
+SHOWN_CHARS = 80
+
+
+def shortened(text: str) -> str:
+    """``text`` as a label: whole when short, else its first words, "…" and how many words
+    it has (``Large-batch training is … (177 words)``). Only what is shown: the search box
+    and the JSON keep the whole text."""
+    words = text.split()
+    if len(words) <= SHOWN_WORDS and len(text) <= SHOWN_CHARS:
+        return text
+    shown = " ".join(words[:SHOWN_WORDS])
+    if len(shown) > SHOWN_CHARS:
+        cut = shown[:SHOWN_CHARS]
+        shown = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    count = f"{len(words):,} words" if len(words) > 1 else f"{len(text):,} characters"
+    return f"{shown} \u2026 ({count})"
 
 
 @dataclass(frozen=True)
@@ -85,6 +104,10 @@ class SearchResults:
     meaning_available: bool = False
     # The index has citation counts: "cited" (most cited first) is a sort it offers.
     citations: bool = False
+    # Of the records that pass the filters, how many match the relaxed words only loosely
+    # (pubsearch.wellmatched): in ``total`` with request.loose, else left out; None when
+    # the words were not relaxed.
+    loose_total: int | None = None
 
     @property
     def pages(self) -> int:
@@ -107,6 +130,24 @@ class SearchResults:
         else:
             have = "No record has"
         return f"{have} {which}; showing records with most of them."
+
+    @property
+    def loose_note(self) -> str | None:
+        """One sentence saying how many more records share only some of the relaxed words
+        (or, with request.loose, that they are shown too); None when there are none."""
+        more = self.loose_total
+        if not more:
+            return None
+        if self.request.loose:
+            records = "record that shares" if more == 1 else "records that share"
+            return f"Including {more:,} {records} only some of the words."
+        records = "record shares" if more == 1 else "records share"
+        return f"{more:,} more {records} some of the words."
+
+    @property
+    def query_shown(self) -> str:
+        """The query text as a label (see :func:`shortened`)."""
+        return shortened(self.request.q)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from whoosh import sorting
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch import ranking, semantic, storage
+from pubsearch import ranking, semantic, storage, wellmatched
 from pubsearch.boxwords import BoxWords
 from pubsearch.documents import record_from_stored
 from pubsearch.errors import ParameterError
 from pubsearch.facets import NO_COUNT, BoolArray, FacetTable
-from pubsearch.generation import Generation, Snapshot
+from pubsearch.generation import Generation, Snapshot, close_all
 from pubsearch.highlighting import (
     marked_words,
 )
@@ -72,6 +72,8 @@ class _TextSearch:
     words: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
     all_words_total: int | None = None  # with relaxed: how many have every word
+    split: wellmatched.Split | None = None  # with relaxed: which match it well, which loosely
+    among: BoolArray | None = None  # with split: every match that passes the filters
 
 
 def _matches_everything(query: wq.Query) -> bool:
@@ -96,7 +98,7 @@ class SearchService:
         # Every searcher still open, whatever thread opened it: closed with the service
         # even when close() is never called (indexes are read through open files).
         self._open: set[Searcher] = set()
-        weakref.finalize(self, _close_all, self._open, self._lock)
+        weakref.finalize(self, close_all, self._open, self._lock)
         self._hits = HitMaker()
         self._queries = semantic.QueryVectors()
 
@@ -224,7 +226,7 @@ class SearchService:
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         check_sort(request, table.has_citations)
-        text = self._text_query(searcher, request.q, table, gen)
+        text = self._text_query(searcher, request.q, table, gen, request.loose)
         chosen = select(gen, table, request, self.index_dir / gen.name)
         mode, sims = self._meaning_of(gen, searcher, request, text)
         matched = text.mask
@@ -233,23 +235,20 @@ class SearchService:
             by_meaning = semantic.matches(sims) & table.live
             matched = by_meaning if mode == "semantic" else text.mask | by_meaning
         filters, final = self._filtered(matched, request, table, chosen)
+        allowed = wellmatched.passing(table.live, filters.values())  # matching or not
+        text = replace(text, among=wellmatched.ranked_among(text.split, allowed))
         total = int(final.sum())
         word_total = None
         if sims is not None and by_meaning is not None:
             word_total = 0 if mode == "semantic" else int((final & text.mask).sum())
-            allowed = table.live.copy()  # the records that pass the filters, matching or not
-            for mask in filters.values():
-                allowed &= mask
             hits = self._meaning_page(
                 searcher, text, request, (allowed, final), sims, total, table, mode == "hybrid"
             )
         else:
-            hits = self._page(
-                searcher, text.query, request, final, filters, total, table, text.relaxed
-            )
+            hits = self._page(searcher, text.query, request, final, filters, total, table, text)
         facets = facet_counts(request, table, matched, filters, chosen) if request.facets else None
         if mode == "semantic":  # the words' reading says nothing about these results
-            text = replace(text, relaxed=False, all_words_total=None)
+            text = replace(text, relaxed=False, all_words_total=None, split=None)
         suggestion = None
         words_found = total if word_total is None else word_total
         if (
@@ -276,6 +275,7 @@ class SearchService:
             word_total=word_total,
             meaning_available=self._offers_meaning(gen, searcher),
             citations=table.has_citations,
+            loose_total=wellmatched.loose_total(text.split, allowed, by_meaning),
         )
 
     def _offers_meaning(self, gen: Generation, searcher: Searcher) -> bool:
@@ -338,9 +338,8 @@ class SearchService:
             depth = max(semantic.DEPTH, need)
             ranked = semantic.top(sims, allowed, depth)
             if hybrid and text.query is not None:
-                lexical = self._top_by_words(
-                    searcher, text.query, final & text.mask, depth, text.relaxed
-                )
+                words = final & text.mask if text.among is None else text.among
+                lexical = self._top_by_words(searcher, text.query, words, depth, text)
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
         else:
@@ -379,19 +378,20 @@ class SearchService:
         """How many records match ``request``: no hits, facets or suggestion computed."""
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
-        text = self._text_query(searcher, request.q, table, gen)
+        text = self._text_query(searcher, request.q, table, gen, request.loose)
         chosen = select(gen, table, request, self.index_dir / gen.name)
         return int(self._filtered(text.mask, request, table, chosen)[1].sum())
 
     def _text_query(
-        self, searcher: Searcher, text: str, table: FacetTable, gen: Generation
+        self, searcher: Searcher, text: str, table: FacetTable, gen: Generation, loose: bool = False
     ) -> _TextSearch:
         """The query to rank with, the documents it matches, and whether it is the relaxed
         reading (any bare word may be missing): every word is required, unless that finds
-        too few for a longer query (see querying.TextQuery)."""
+        too few for a longer query (see querying.TextQuery); of the relaxed reading's, those
+        that match it well (see wellmatched.py), or with ``loose`` all."""
 
-        parsed = self._words(gen, searcher, table).parse(text)
-        parsed = with_unknown_noted(parsed, searcher.reader())  # ids no record has
+        words = self._words(gen, searcher, table)
+        parsed = with_unknown_noted(words.parse(text), searcher.reader())  # ids no record has
         if parsed is None or parsed.strict is None or _matches_everything(parsed.strict):
             # "*", and text with nothing to search for, are the empty query: every
             # record, newest first.
@@ -408,8 +408,14 @@ class SearchService:
         if parsed.relaxed is not None:
             query = parsed.choose(strict_total)
             if query is parsed.relaxed:
-                mask = self._query_mask(searcher, parsed.matching(query), table)
-                return _TextSearch(query, mask, True, parsed.words, parsed.notices, strict_total)
+                found = self._query_mask(searcher, parsed.matching(query), table)
+                lengths = self._lengths(searcher)
+                split = wellmatched.split(
+                    searcher, parsed, found, mask, lengths, words.informativeness
+                )
+                mask = found if loose else split.well
+                notices = parsed.notices
+                return _TextSearch(query, mask, True, parsed.words, notices, strict_total, split)
         return _TextSearch(query, mask, False, parsed.words, parsed.notices)
 
     def _subjects(self, gen: Generation, table: FacetTable, searcher: Searcher) -> Subjects:
@@ -438,13 +444,15 @@ class SearchService:
         return query_mask(searcher, query, table.size) & table.live
 
     def _top_by_words(
-        self, searcher: Searcher, query: wq.Query, allowed: BoolArray, count: int, sentence: bool
+        self, searcher: Searcher, query: wq.Query, allowed: BoolArray, count: int, text: _TextSearch
     ) -> list[tuple[float, int]] | None:
         """The ``count`` best documents by the query's words, scored with numpy over the
         matching documents (the same BM25F scores), instead of Whoosh stepping through
-        every match; None for a query that module does not score. ``sentence``: the relaxed
-        reading of a longer text, ranked with feedback from its best match (ranking.py)."""
+        every match; None for a query that module does not score. ``text``: the query's
+        text as read: a relaxed reading is ranked with feedback from its best match
+        (ranking.py) among all its matches (``text.among``: see wellmatched.py)."""
         lengths = self._lengths(searcher)
+        among, split = text.among, text.split
 
         def feedback(docnum: int) -> wq.Query | None:
             length = float(lengths(DEFAULT_FIELD)[docnum])
@@ -453,11 +461,13 @@ class SearchService:
         return top_documents(
             searcher,
             query,
-            allowed,
+            allowed if among is None else among,
             count,
             lengths,
-            feedback if sentence else None,
+            feedback if text.relaxed else None,
             ranking.FEEDBACK_WEIGHT,
+            shown=None if among is None else allowed,
+            scored=None if split is None else split.scored,
         )
 
     def _ordered(
@@ -493,15 +503,15 @@ class SearchService:
         filters: dict[str, BoolArray],
         total: int,
         table: FacetTable,
-        sentence: bool = False,
+        text: _TextSearch | None = None,
     ) -> tuple[Hit, ...]:
-        """The hits of the requested page. ``sentence``: the query is the relaxed reading
-        of a longer text, ranked with feedback from its best match (see ranking.py)."""
+        """The hits of the requested page. ``text``: how the query's text was read."""
         first = (request.page - 1) * request.page_size
         if first >= total:
             return ()
         if request.sort == "relevance" and query is not None:
-            top = self._top_by_words(searcher, query, final, first + request.page_size, sentence)
+            read = text or _TextSearch(query, final)
+            top = self._top_by_words(searcher, query, final, first + request.page_size, read)
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = marked_words(query)
@@ -656,11 +666,3 @@ class SearchService:
         return tuple(
             self._hits.make(results[i], i + 1, marks, request) for i in range(first, len(ranked))
         )
-
-
-def _close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
-    with lock:
-        left = list(searchers)
-        searchers.clear()
-    for searcher in left:
-        searcher.close()

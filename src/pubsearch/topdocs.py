@@ -48,6 +48,8 @@ from pubsearch.masks import (
 from pubsearch.segments import w3format
 
 Lengths = Callable[[str], FloatArray]
+# Which documents a query matches, and each one's score.
+Scored = tuple[BoolArray, FloatArray]
 
 
 def field_lengths(reader: Any, fieldname: str) -> FloatArray:
@@ -73,6 +75,8 @@ def top_documents(
     lengths: Lengths,
     feedback: FeedbackQuery | None = None,
     feedback_weight: float = 0.0,
+    shown: BoolArray | None = None,
+    scored: Scored | None = None,
 ) -> list[tuple[float, int]] | None:
     """The ``count`` best ``(score, docnum)`` among ``allowed`` documents, best first,
     or None when ``query`` is not one this module scores.
@@ -81,8 +85,12 @@ def top_documents(
     ``feedback_weight`` times the best score, scaled by how well it matches
     ``feedback(best)`` relative to the match that matches it best: documents on the
     subject of the best match move up (see :mod:`pubsearch.ranking`).
+
+    ``shown``: of the allowed documents, the only ones listed; every allowed document
+    still counts for the feedback, so that listing fewer changes the order of none.
+    ``scored``: what :func:`match_scores` gives for ``query``, when already worked out.
     """
-    found = _allowed_matches(searcher, query, allowed, lengths)
+    found = _allowed_matches(searcher, query, allowed, lengths, scored)
     if found is None:
         return None
     candidates, values = found
@@ -99,6 +107,9 @@ def top_documents(
             feedback,
             feedback_weight,
         )
+    if shown is not None:
+        listed = shown[candidates]
+        candidates, values = candidates[listed], values[listed]
     if len(candidates) > count:
         # Keep every candidate that scores at least the count-th best, ties included.
         threshold = np.partition(values, len(values) - count)[len(values) - count]
@@ -108,17 +119,30 @@ def top_documents(
     return [(float(values[i]), int(candidates[i])) for i in order]
 
 
-def _allowed_matches(
-    searcher: Any, query: wq.Query, allowed: BoolArray, lengths: Lengths
-) -> tuple[IntArray, FloatArray] | None:
-    """The ``allowed`` documents ``query`` matches and their scores, or None when the
-    query or the searcher's weighting model is not one this module scores."""
+def match_scores(searcher: Any, query: wq.Query, size: int, lengths: Lengths) -> Scored | None:
+    """Which of ``size`` documents ``query`` matches, and each one's score (0 where it
+    does not match), as :func:`top_documents` scores them; None when the query or the
+    searcher's weighting model is not one this module scores."""
     weighting = searcher.weighting
     # BM25F and subclasses that change only the idf (ranking.LuceneBM25): the idf comes from
     # searcher.idf, which asks the weighting model.
     if not isinstance(weighting, scoring.BM25F) or weighting.use_final:
         return None
-    scored = _scores(searcher, weighting, query, allowed.size, lengths)
+    return _scores(searcher, weighting, query, size, lengths)
+
+
+def _allowed_matches(
+    searcher: Any,
+    query: wq.Query,
+    allowed: BoolArray,
+    lengths: Lengths,
+    scored: Scored | None = None,
+) -> tuple[IntArray, FloatArray] | None:
+    """The ``allowed`` documents ``query`` matches and their scores (``scored``, when
+    given, else worked out), or None when the query or the searcher's weighting model is
+    not one this module scores."""
+    if scored is None:
+        scored = match_scores(searcher, query, allowed.size, lengths)
     if scored is None:
         return None
     matched, scores = scored

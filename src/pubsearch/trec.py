@@ -113,15 +113,18 @@ def _json_query(line: str, where: str) -> tuple[str, str]:
 
 
 def search_hits(
-    service: SearchService, text: str, hits: int, mode: Mode | None = None
+    service: SearchService, text: str, hits: int, mode: Mode | None = None, loose: bool = False
 ) -> Iterator[Hit]:
-    """The first ``hits`` results for ``text`` by relevance, as ``pubsearch query`` ranks them."""
+    """The first ``hits`` results for ``text`` by relevance, as ``pubsearch query`` ranks them
+    (``loose``: as ``pubsearch query --loose``)."""
     check_hits(hits)
     size = min(hits, MAX_PAGE_SIZE)
     page = 1
     served = 0
     while served < hits:
-        request = SearchRequest(q=text, page=page, page_size=size, highlight=False, mode=mode)
+        request = SearchRequest(
+            q=text, page=page, page_size=size, highlight=False, mode=mode, loose=loose
+        )
         results = service.search(request)
         for hit in results.hits[: hits - served]:
             served += 1
@@ -142,9 +145,10 @@ def run_lines(
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
     mode: Mode | None = None,
+    loose: bool = False,
 ) -> Iterator[str]:
     """The TREC run lines (without newlines) for one query."""
-    for hit in search_hits(service, query.text, hits, mode):
+    for hit in search_hits(service, query.text, hits, mode, loose):
         if _WHITESPACE.search(hit.id):
             raise ReadError(
                 query.where, f"record id {hit.id!r} contains white space (a run cannot hold it)"
@@ -169,11 +173,12 @@ def query_run(
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
     mode: Mode | None = None,
+    loose: bool = False,
 ) -> QueryRun:
     """One query's run. A query that cannot be searched (its text is refused) gives a
     QueryRun with the reason; any other problem (the index) is raised."""
     try:
-        return QueryRun(query, list(run_lines(service, query, hits, tag, mode)))
+        return QueryRun(query, list(run_lines(service, query, hits, tag, mode, loose)))
     except UsageError as exc:
         return QueryRun(query, [], f"{query.where}: {exc}")
 
@@ -184,11 +189,12 @@ def run(
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
     mode: Mode | None = None,
+    loose: bool = False,
 ) -> Iterator[QueryRun]:
     """Every query's run, in the order given."""
     _check_run(hits, tag)
     for query in queries:
-        yield query_run(service, query, hits, tag, mode)
+        yield query_run(service, query, hits, tag, mode, loose)
 
 
 def _check_run(hits: int, tag: str) -> None:
@@ -204,6 +210,7 @@ def run_in_processes(
     hits: int = DEFAULT_HITS,
     tag: str = DEFAULT_TAG,
     mode: Mode | None = None,
+    loose: bool = False,
 ) -> Iterator[QueryRun]:
     """Each query's run (as :func:`run` gives them), in the order given, searched by
     ``processes`` worker processes that each open the index at ``index_dir``. The runs
@@ -217,7 +224,7 @@ def run_in_processes(
     if processes == 1:
         service = SearchService(index_dir)
         try:
-            yield from run(service, queries, hits, tag, mode)
+            yield from run(service, queries, hits, tag, mode, loose)
         finally:
             service.close()
         return
@@ -226,7 +233,7 @@ def run_in_processes(
     # spawn, not fork: the caller may have threads (a progress bar's monitor).
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes, initializer=_open_worker, initargs=(index_dir,)) as pool:
-        jobs = ((query, hits, tag, mode) for query in queries)
+        jobs = ((query, hits, tag, mode, loose) for query in queries)
         for failure, outcome in pool.imap(_worker_run, jobs, chunksize=4):
             if failure is None:
                 assert isinstance(outcome, QueryRun)
@@ -250,14 +257,14 @@ def _open_worker(index_dir: Path) -> None:
 
 
 def _worker_run(
-    job: tuple[BatchQuery, int, str, Mode | None],
+    job: tuple[BatchQuery, int, str, Mode | None, bool],
 ) -> tuple[bool | None, QueryRun | str]:
     """In a worker: (None, the query's run), or (whether it is a usage error, its one
     line) when searching failed for another reason than the query (errors are sent as
     text: not every error pickles)."""
-    query, hits, tag, mode = job
+    query, hits, tag, mode, loose = job
     assert _worker_service is not None  # _open_worker ran
     try:
-        return None, query_run(_worker_service, query, hits, tag, mode)
+        return None, query_run(_worker_service, query, hits, tag, mode, loose)
     except PubsearchError as exc:
         return isinstance(exc, UsageError), str(exc)

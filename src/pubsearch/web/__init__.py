@@ -29,7 +29,7 @@ from pubsearch.errors import (
 )
 from pubsearch.querying import MAX_QUERY_CHARS
 from pubsearch.request import SearchRequest
-from pubsearch.results import Hit
+from pubsearch.results import Hit, shortened
 from pubsearch.searching import SearchService
 
 SERVICE_KEY = "pubsearch.service"
@@ -74,6 +74,7 @@ def create_app(
     app.jinja_env.lstrip_blocks = True
     app.add_template_filter(highlighted)
     app.add_template_filter(long_date)
+    app.add_template_filter(shortened)  # a pasted text shown by its first words
     app.jinja_env.globals["DEFAULTS"] = SearchRequest()
     # A pasted abstract fits in the search box: it takes what a query may hold.
     app.jinja_env.globals["MAX_QUERY_CHARS"] = MAX_QUERY_CHARS

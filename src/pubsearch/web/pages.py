@@ -171,6 +171,9 @@ class ResultsPage:
     broader: BroaderSearch | None
     broader_url: str | None
     related: RecordHeader | None = None  # on a related-papers page, its record
+    # Shows the records that share only some of a relaxed query's words too, or (when they
+    # are shown) only those that match it well; None when there are none.
+    loose_url: str | None = None
 
     @property
     def request(self) -> SearchRequest:
@@ -261,6 +264,7 @@ def build_results_page(
         broader=broader,
         broader_url=url(broader.request) if broader else None,
         related=_record_header(related) if related is not None else None,
+        loose_url=url(replace(req, loose=not req.loose, page=1)) if results.loose_total else None,
     )
 
 

@@ -1,13 +1,14 @@
 """Search parameters as strings (a URL's query string) to and from a :class:`SearchRequest`.
 
 The names are the CLI's: ``q``, ``author`` and ``subject`` (repeatable), ``year`` (``2021`` or
-``2019..2021``), ``sort``, ``mode``, ``page``, ``page_size``, ``facet_size`` and ``correct`` (``0``:
-search the text as typed even when a spelling correction would find more). An ``author`` in double
-quotes (``author="Y. You"``, a hit's author link) is that name as recorded only
+``2019..2021``), ``sort``, ``mode``, ``page``, ``page_size``, ``facet_size``, ``correct`` (``0``:
+search the text as typed even when a spelling correction would find more) and ``loose`` (``1``:
+count and list the records sharing only some of a relaxed query's words too). An ``author`` in
+double quotes (``author="Y. You"``, a hit's author link) is that name as recorded only
 (:mod:`pubsearch.names`); a ``subject`` may be a code, an archive or arXiv's name
-(:mod:`pubsearch.subjectmatch`). Every check of a value
-is made by :func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the
-web page, the JSON API and the command line accept and refuse exactly the same requests.
+(:mod:`pubsearch.subjectmatch`). Every check of a value is made by
+:func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the web page, the
+JSON API and the command line accept and refuse exactly the same requests.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pubsearch.errors import ParameterError
 from pubsearch.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
-SINGLE = ("q", "year", "sort", "mode", "page", "page_size", "facet_size", "correct")
+SINGLE = ("q", "year", "sort", "mode", "page", "page_size", "facet_size", "correct", "loose")
 REPEATABLE = ("author", "subject")
 NAMES = (*SINGLE, *REPEATABLE)
 
@@ -78,6 +79,7 @@ def request_from_params(params: Params, *, facets: bool = True) -> SearchRequest
         facet_size=number("facet_size", DEFAULT_FACET_SIZE),
         correct=_flag(params, "correct", _DEFAULTS.correct),
         mode=_single(params, "mode"),  # type: ignore[arg-type]  # SearchRequest checks it
+        loose=_flag(params, "loose", _DEFAULTS.loose),
     )
 
 
@@ -116,6 +118,8 @@ def params_from_request(request: SearchRequest) -> list[tuple[str, str]]:
         pairs.append(("mode", request.mode))
     if request.correct != _DEFAULTS.correct:
         pairs.append(("correct", "1" if request.correct else "0"))
+    if request.loose:
+        pairs.append(("loose", "1"))
     return pairs
 
 
