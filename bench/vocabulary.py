@@ -7,9 +7,9 @@ the count pubsearch gives for each typed form beside the count a scan of the rec
 * **formulas and symbols**: the chemical formulas written with TeX subscripts in some
   abstracts (``La$_3$Ni$_2$O$_7$``) and plainly in others, the most used first, and
   symbols (``$\\Lambda$CDM``, ``Ly$\\alpha$``, ``H$\\alpha$``); each typed plainly, in TeX
-  and with Unicode subscripts or Greek letters. The scan's own patterns (here, not
-  pubsearch's normalisation) find every written form in the raw text. Recall: the share of
-  the scanned records pubsearch finds.
+  and with Unicode subscripts or Greek letters. The scan's own rules (here, not
+  pubsearch's normalisation: see :func:`undecorated` and :data:`SYMBOLS`) find every
+  written form in the raw text. Recall: the share of the scanned records pubsearch finds.
 * **arXiv ids**: records drawn at random, each id typed four ways (``2505.17997``,
   ``2505.17997v2``, ``arXiv:2505.17997``, its abs URL); the record must come first.
 * **surnames**: a surname alone, and with words of one of that person's titles; the
@@ -118,23 +118,23 @@ _PIECE = re.compile(r"[A-Z][a-z]?|\d+")
 _PLAIN_FORMULA = re.compile(
     r"(?<![A-Za-z0-9$_{])((?:[A-Z][a-z]?\d*)*[A-Z][a-z]?\d+(?:[A-Z][a-z]?\d*)*)(?![A-Za-z0-9$])"
 )
-# What may sit between the pieces of a formula in TeX: dollars, subscript marks, braces,
-# font commands.
-_DECORATION = r"(?:[$_{}]|\\(?:mathrm|rm|text|mathit|textrm)\b\s*)*"
+# What TeX puts around a formula's pieces: dollars, script marks, braces, font commands.
+_DECORATIONS = re.compile(r"[$_^{}]|\\(?:mathrm|rm|text|mathit|textrm)\b\s*")
+_SCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉⁰¹²³⁴⁵⁶⁷⁸⁹", "01234567890123456789")
+
+
+def undecorated(text: str) -> str:
+    """The scan's reading of a text for formulas (its own, not pubsearch's): TeX's
+    decorations dropped and Unicode's script digits as digits, so that every written form
+    of ``La3Ni2O7`` is that word (``La$_3$Ni$_2$O$_7$``, ``$\\mathrm{La_3Ni_2O_7}$``,
+    ``La₃Ni₂O₇``); one with more joined to it is another formula (``CH$_3$OH`` is not
+    ``CH3``, ``$^{15}$NH$_3$`` not ``NH3``)."""
+    return _DECORATIONS.sub("", text).translate(_SCRIPT_DIGITS)
 
 
 def formula_pattern(plain: str) -> re.Pattern[str]:
-    """Every written form of a formula (``La3Ni2O7``): plain, with TeX subscripts and font
-    commands around its pieces, or with Unicode subscript digits."""
-    parts = []
-    for piece in _PIECE.findall(plain):
-        if piece.isdigit():
-            sub = "".join(SUBSCRIPTS[d] for d in piece)
-            parts.append(f"(?:{piece}|{sub})")
-        else:
-            parts.append(re.escape(piece))
-    body = _DECORATION.join(parts)
-    return re.compile(rf"(?<![A-Za-z0-9]){_DECORATION}{body}{_DECORATION}(?![A-Za-z0-9₀-₉])")
+    """A formula standing as a word of :func:`undecorated` text."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(plain)}(?![A-Za-z0-9])")
 
 
 def formula_forms(plain: str) -> dict[str, str]:
@@ -198,9 +198,10 @@ def formulas_table(records: list[Record], search: Searcher, count: int) -> list[
         f for f, _ in tex_counts.most_common() if plain_seen[f] and len(_PIECE.findall(f)) > 2
     ]
     rows = []
+    plain_texts = [(rid, undecorated(text)) for rid, text in texts]
     for plain in chosen[:count]:
         pattern = formula_pattern(plain)
-        scanned = {rid for rid, text in texts if pattern.search(text)}
+        scanned = {rid for rid, text in plain_texts if pattern.search(text)}
         forms = formula_forms(plain)
         rows.append(Row(plain, scanned, {k: search.ids(v) for k, v in forms.items()}))
     for name, scan, forms in SYMBOLS:

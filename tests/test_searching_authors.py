@@ -146,6 +146,9 @@ PEOPLE_RECORDS = [
     {"title": "Tidal locking", "authors": ["Ji-Hoon Moon"]},
     *({"title": f"The moon and its craters {i}", "authors": ["Ana Ruiz"]} for i in range(4)),
     {"title": "On the Schölkopf kernel", "authors": ["Ana Ruiz"]},  # the name as a word
+    # A rare word that is a surname: the texts that use it cite the person.
+    *({"title": f"Disc galaxy models {i}", "authors": ["Lawrence M. Widrow"]} for i in range(2)),
+    {"title": "Halos as in the models of Widrow", "authors": ["Ana Ruiz"]},
 ]
 
 
@@ -189,6 +192,13 @@ def test_surnames_with_their_letters_written_any_way(
 ) -> None:
     results = people.search(SearchRequest(q=typed))
     assert results.total == total and results.corrected_from is None
+
+
+def test_a_surname_that_few_texts_cite_is_the_persons(people: SearchService) -> None:
+    """Widrow wrote two records and one record cites him: his papers first, then it."""
+    results = people.search(SearchRequest(q="Widrow"))
+    assert [hit.authors for hit in results.hits[:2]] == [("Lawrence M. Widrow",)] * 2
+    assert results.total == 3
 
 
 def test_a_surname_that_is_mostly_a_word_stays_a_word(people: SearchService) -> None:

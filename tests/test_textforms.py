@@ -37,6 +37,8 @@ from pubsearch.textforms import (
         ("{B}ayesian {GAN}s", "Bayesian GANs"),
         ("50\\% of \\emph{all}", "50% of all"),
         ("O’Brien", "O'Brien"),
+        ("at $0.5\\,\\mu m$", "at 0.5 μm"),  # spaces in math mean nothing
+        ("\\LambdaCDM and", "ΛCDM and"),
         ('Schr\\"odinger', "Schrödinger"),
         ("no TeX at all", "no TeX at all"),
     ],

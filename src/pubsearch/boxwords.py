@@ -7,7 +7,8 @@ that use the word) when people of that surname wrote at least :data:`SURNAME_RAT
 times as many records as use it as a word (measured on the 102,289 arXiv records with
 ``bench/surnames.py``: ``Hinton`` 30 papers by Hintons against 2 records with the word;
 ``moon`` 157 against 126, ``young`` 109 against 786, ``long`` 446 against 9,873 stay
-words). Beside other words it is read so only when the query as words finds fewer than
+words), or at least as many when fewer than :data:`RARE_WORD` records use the word
+(``Widrow``: 5 against 3, the records that cite Widrow's models). Beside other words it is read so only when the query as words finds fewer than
 :data:`~pubsearch.querying.MIN_STRICT_MATCHES` records (``brown dwarf`` stays the
 words); see :mod:`pubsearch.querying`.
 """
@@ -48,6 +49,10 @@ NAME_BOOST = 2.0
 SURNAME_BOOST = 10.0
 # A word is a surname when its people wrote this many times as many records as use it.
 SURNAME_RATIO = 2
+# ... or at least as many, when fewer than this many records use it as a word: a rare word
+# that is a surname is a name the texts cite (``Widrow``: 5 papers by Widrows, 3 records
+# that cite Widrow's models), not a topic.
+RARE_WORD = 10
 
 # The letters of a word as typed, without punctuation around it, for spelling.
 _WORD_CORE = re.compile(r"[^\W_](?:[\w'\-]*[^\W_])?")
@@ -85,7 +90,9 @@ class BoxWords:
         if folded in FUNCTION_WORDS or folded in COMMON_WORDS or len(folded) < 2:
             return None
         papers = self._names().papers(word)
-        if not papers or papers < SURNAME_RATIO * self.count_word(word):
+        uses = self.count_word(word)
+        rare = uses < RARE_WORD and papers >= uses  # a name a few texts cite (Widrow)
+        if not papers or (papers < SURNAME_RATIO * uses and not rare):
             return None
         return self._people(word, SURNAME_BOOST)
 

@@ -412,7 +412,7 @@ def _prose(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
 def _math(body: str) -> str:
     """Math as text: commands as text, scripts joined to their base, braces dropped."""
     if "\\" in body:
-        body = _COMMAND.sub(_command, body)
+        body = _COMMAND.sub(_math_command, body)
     if "}" in body:
         body = _ARGUMENTS_MEET.sub(" ", body)
     for mark, replacement in _MATH_MARKS_TO:
@@ -425,8 +425,14 @@ def _math(body: str) -> str:
 _MATH_MARKS_TO = (("_", ""), ("^", ""), ("{", ""), ("}", ""), ("$", ""), ("~", " "))
 
 
-def _command(match: re.Match[str] | None) -> str:
-    """What one command stands for in running text."""
+def _math_command(match: re.Match[str]) -> str:
+    """A command in math, where spaces mean nothing (``$10\\,\\mu m$`` is 10 μm)."""
+    return _command(match, spaced=False)
+
+
+def _command(match: re.Match[str] | None, spaced: bool = True) -> str:
+    """What one command stands for in running text (``spaced``: where a space after it
+    parts words, as in prose)."""
     if match is None:
         return " "
     name = match.group("name")
@@ -438,7 +444,7 @@ def _command(match: re.Match[str] | None) -> str:
     text = _command_text(name)
     # The spaces after a command are its own (``\\rm Ly`` is ``Ly``), but those after a
     # letter it writes part that letter from the next word (``\\alpha decay``).
-    if text and not text.endswith(" ") and match.group().endswith((" ", "\t")):
+    if spaced and text and not text.endswith(" ") and match.group().endswith((" ", "\t")):
         return text + " "
     return text
 
