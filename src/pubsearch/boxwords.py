@@ -8,9 +8,10 @@ times as many records as use it as a word (measured on the 102,289 arXiv records
 ``bench/surnames.py``: ``Hinton`` 30 papers by Hintons against 2 records with the word;
 ``moon`` 157 against 126, ``young`` 109 against 786, ``long`` 446 against 9,873 stay
 words), or at least as many when fewer than :data:`RARE_WORD` records use the word
-(``Widrow``: 5 against 3, the records that cite Widrow's models). Beside other words it is read so only when the query as words finds fewer than
-:data:`~pubsearch.querying.MIN_STRICT_MATCHES` records (``brown dwarf`` stays the
-words); see :mod:`pubsearch.querying`.
+(``Widrow``: 5 against 3, the records that cite Widrow's models). Beside other words it
+is read so only when the query as words finds fewer than
+:data:`~pubsearch.querying.MIN_STRICT_MATCHES` records (``brown dwarf`` stays the words);
+see :mod:`pubsearch.querying`.
 """
 
 from __future__ import annotations
