@@ -31,7 +31,7 @@ from pubsearch.textforms import fold, searchable, searchable_offsets, transliter
         ("{B}ayesian {GAN}s", "Bayesian GANs"),
         ("50\\% of \\emph{all}", "50% of all"),
         ("O’Brien", "O'Brien"),
-        ("Schr\\\"odinger", "Schrödinger"),
+        ('Schr\\"odinger', "Schrödinger"),
         ("no TeX at all", "no TeX at all"),
     ],
 )
