@@ -51,7 +51,7 @@ from pubsearch.querysyntax import (
 )
 from pubsearch.records import fold
 from pubsearch.request import parse_year
-from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
+from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS, WRITTEN_FIELDS
 
 __all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
 
@@ -408,9 +408,11 @@ class _Compiler:
     def _pattern(self, pattern: Pattern) -> wq.Query | None:
         fieldname = pattern.field or DEFAULT_FIELD
         text = pattern.text if fieldname == "id" else fold(pattern.text)
-        if re.fullmatch(r"[^*?]+\*", text):
-            return wq.Prefix(fieldname, text[:-1], boost=pattern.boost)
-        return wq.Wildcard(fieldname, text, boost=pattern.boost)
+        # In titles and abstracts (both, for a bare pattern), the words as written, not
+        # their stems: transformer* finds "transformers", not "transformation".
+        names = tuple(WRITTEN_FIELDS) if fieldname == DEFAULT_FIELD else (fieldname,)
+        parts = [_pattern_query(WRITTEN_FIELDS.get(name, name), text) for name in names]
+        return _boosted(_or(parts), pattern.boost)
 
     def _years(self, years: Years) -> wq.Query:
         field = self.schema[years.field]
@@ -430,6 +432,13 @@ def _and_not(positive: list[wq.Query], negative: list[wq.Query]) -> wq.Query | N
     if not negative:
         return base
     return wq.AndNot(base, negative[0] if len(negative) == 1 else wq.Or(negative))
+
+
+def _pattern_query(fieldname: str, text: str) -> wq.Query:
+    """A prefix (``optim*``) or wildcard (``ba?ch``, ``ne?ral*``) on ``fieldname``."""
+    if re.fullmatch(r"[^*?]+\*", text):
+        return wq.Prefix(fieldname, text[:-1])
+    return wq.Wildcard(fieldname, text)
 
 
 def _or(parts: list[wq.Query]) -> wq.Query:
