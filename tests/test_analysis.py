@@ -11,7 +11,7 @@ from whoosh.analysis.analyzers import CompositeAnalyzer
 from pubsearch import analysis
 from pubsearch.analysis import FastAnalyzer
 from pubsearch.readers import ReadReport, read_paths
-from pubsearch.schema import WORD_PATTERN, name_analyzer, text_analyzer
+from pubsearch.schema import WORD_PATTERN, name_analyzer, text_analyzer, written_analyzer
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -59,7 +59,7 @@ def _tokens(analyzer: Any, text: str, kwargs: dict[str, Any]) -> list[tuple[Any,
     ]
 
 
-ANALYZERS = {"text": text_analyzer, "name": name_analyzer}
+ANALYZERS = {"text": text_analyzer, "name": name_analyzer, "written": written_analyzer}
 
 
 @pytest.mark.parametrize("kind", ANALYZERS)
@@ -85,6 +85,10 @@ def test_spans_are_the_chains_query_tokens(kind: str) -> None:
             for t in chain(text, chars=True, mode="query", removestops=False)
         ]
         assert list(zip(*spans, strict=True)) == tokens, text
+        written = fast.written_spans(text)
+        assert written is not None and written[:3] == spans
+        unstemmed = chain(text, chars=True, mode="query", removestops=False, no_morph=True)
+        assert written[3] == [t.text for t in unstemmed], text
 
 
 @pytest.mark.parametrize("small_caches", [False, True])
@@ -105,6 +109,22 @@ def test_index_words_equal_the_chain(
             indexed = [(t.text, t.pos) for t in chain(text, positions=True, mode="index")]
             assert list(zip(words.stems, words.positions, strict=True)) == indexed, text
             assert words.unstemmed() == [t.text for t in chain(text, no_morph=True)], text
+
+
+def test_the_words_as_written_are_the_text_analyzers_before_stemming() -> None:
+    """What the bulk writer takes a field of words as written from: the unstemmed index
+    words of its source's analyzer, which are its own (positions too)."""
+    written, text, name = written_analyzer(), text_analyzer(), name_analyzer()
+    assert isinstance(written, FastAnalyzer)
+    assert written.unstemmed_of(text)
+    assert not written.unstemmed_of(name)  # another pattern, no stop filter
+    assert not text.unstemmed_of(written) and not written.unstemmed_of(written)
+    for value in _texts():
+        words = text.index_words(value)
+        own = written.index_words(value)
+        assert words is not None and own is not None
+        assert words.unstemmed() == own.stems, value
+        assert list(words.positions) == list(own.positions), value
 
 
 def test_other_chains_are_left_to_whoosh() -> None:

@@ -28,7 +28,7 @@ from pubsearch.documents import record_fields
 from pubsearch.indexing import build_index
 from pubsearch.readers import ReadReport, read_paths
 from pubsearch.records import Record
-from pubsearch.schema import text_analyzer
+from pubsearch.schema import WRITTEN_FIELDS, build_schema, text_analyzer
 from pubsearch.segments import docpostings, w3format, w3write
 from pubsearch.segments import workers as segment_workers
 from pubsearch.segments import writer as segment_writer
@@ -832,3 +832,34 @@ def test_a_parallel_build_numbers_the_documents_the_same_every_time(
         ix.close()
     assert orders[0] == orders[1] == orders[2]
     assert sorted(orders[0]) == sorted({r.id for r in records})
+
+
+@pytest.mark.parametrize(
+    "speedups", [pytest.param(True, marks=pytest.mark.speedups), False], ids=["c", "python"]
+)
+def test_words_as_written_are_their_sources_words_unstemmed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speedups: bool
+) -> None:
+    """The fields patterns search (title_words, abstract_words) take their words from the
+    title's and abstract's analysis, unstemmed, and hold what Whoosh's own writer puts in
+    them: each word as written, with its frequency in each document."""
+    if speedups:
+        _require_speedups()
+    monkeypatch.setattr(speedups_module, "enabled", speedups)
+    specs = docpostings.bulk_fields(build_schema())
+    for source, written in WRITTEN_FIELDS.items():
+        assert specs[written].unstemmed_of == specs[source] and not specs[written].positions
+    docs = _docs()
+    plain, fast = _whoosh_built_and_empty(tmp_path, docs)
+    segment_workers.write_documents(
+        fast, iter(docs), workers=1, docs_per_segment=70, parallel_threshold=100
+    )
+    theirs, ours = _postings(plain), _postings(fast)
+    for source, written in WRITTEN_FIELDS.items():
+        keys = {key for key in theirs if key[0] == written}
+        assert keys == {key for key in ours if key[0] == written}
+        assert all(ours[key] == theirs[key] for key in keys)
+        words = {text for _, text in keys}
+        stems = {text for name, text in theirs if name == source}
+        assert len(words - stems) > 100 and len(stems - words) > 100, source  # not stems
+    assert max(weight for key in keys for _, weight, _ in ours[key]) > 1  # frequencies

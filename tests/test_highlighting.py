@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from whoosh import highlight
+from whoosh.analysis.analyzers import CompositeAnalyzer
 
 from pubsearch.highlighting import SNIPPET_CHARS, MarkFormatter, TextTokens, marked
+from pubsearch.records import MARK_END, MARK_START
 from pubsearch.schema import build_schema
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -98,3 +100,35 @@ def test_an_analyzer_without_a_bulk_path_is_read_token_by_token() -> None:
     for name, highlighter in HIGHLIGHTERS.items():
         want = whooshs(highlighter, analyzer, text, words, 2)
         assert marked(highlighter, TextTokens.of(analyzer, text, words), 2) == want, name
+
+
+def test_a_pattern_marks_the_words_as_written_it_stands_for() -> None:
+    """A pattern's words are marked by their form as written (cut and folded, not
+    stemmed), as the index's words as written were: transformer* marks "Transformers"
+    and "TRANSFORMÉR-based", not "transformation" (of the same stem); not "the" (a
+    common word) for th*."""
+    import re
+
+    analyzer = build_schema()["abstract"].analyzer
+    text = "Transformers, the transformation and a TRANSFORMÉR-based model; thermal theory."
+    transformer = re.compile("transformer.*")
+    tokens = TextTokens.of(analyzer, text, frozenset(), (transformer,))
+    assert marked(WHOLE, tokens, 1) == (
+        f"{MARK_START}Transformers{MARK_END}, the transformation and a "
+        f"{MARK_START}TRANSFORMÉR{MARK_END}-based model; thermal theory."
+    )
+    th = TextTokens.of(analyzer, text, frozenset({"model"}), (re.compile("th.*"),))
+    words = [tok for tok, hit in zip(th.texts, th.matched, strict=True) if hit]
+    assert words == ["model", "thermal", "theori"]  # (the tokens' stems)
+    both = TextTokens.of(analyzer, text, frozenset(), (transformer, re.compile("th.*")))
+    words = [tok for tok, hit in zip(both.texts, both.matched, strict=True) if hit]
+    assert words == ["transform", "transform", "thermal", "theori"]
+    # A chain without the bulk path reads the forms as written token by token: the same.
+    chain = CompositeAnalyzer(*analyzer.items)
+    assert not hasattr(chain, "written_spans")
+    plain = TextTokens.of(chain, text, frozenset(), (transformer,))
+    assert (plain.texts, plain.starts, plain.matched) == (
+        tokens.texts,
+        tokens.starts,
+        tokens.matched,
+    )

@@ -267,3 +267,41 @@ def test_index_with_words_cut_otherwise_is_refused_with_a_rebuild_hint(tmp_path:
     with pytest.raises(IndexCorruptError, match="another version of pubsearch.*rebuild it"):
         update_index(tmp_path, [Record(title="A new paper", year=2024)])
     assert not list(tmp_path.glob(".build-*"))  # the update's copy is gone
+
+
+def test_an_index_without_the_words_as_written_is_refused_with_a_rebuild_hint(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    """An index built before wildcards read words as written (no ``title_words`` and
+    ``abstract_words``) answers nothing and takes no update: its patterns would match
+    stems. Searching and updating it say to rebuild it; a rebuild searches."""
+    from whoosh import index as whoosh_index
+
+    from pubsearch.documents import record_fields
+    from pubsearch.errors import IndexCorruptError
+    from pubsearch.schema import WRITTEN_FIELDS, build_schema
+
+    schema = build_schema()
+    for name in WRITTEN_FIELDS.values():
+        schema.remove(name)
+    gen = tmp_path / "gen-old"
+    gen.mkdir()
+    ix = whoosh_index.create_in(str(gen), schema)
+    with ix.writer() as writer:
+        for record in seeds(seeds_dir):
+            doc = record_fields(record)
+            for name in WRITTEN_FIELDS.values():
+                del doc[name]
+            writer.add_document(**doc)
+    ix.close()
+    (tmp_path / "CURRENT").write_text("gen-old\n")
+    with pytest.raises(IndexCorruptError, match="another version of pubsearch.*rebuild it"):
+        SearchService(tmp_path).search(SearchRequest(q="optim*"))
+    with pytest.raises(IndexCorruptError, match="another version of pubsearch.*rebuild it"):
+        update_index(tmp_path, seeds(seeds_dir))
+    build_index(tmp_path, seeds(seeds_dir))
+    service = SearchService(tmp_path)
+    try:
+        assert service.search(SearchRequest(q="optim*")).total > 0
+    finally:
+        service.close()

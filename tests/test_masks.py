@@ -533,6 +533,10 @@ def test_pattern_postings_are_the_lists_of_the_words_it_expands_to(
         wq.Prefix("subject", "cs."),
         wq.Prefix("author", "y"),
         wq.Prefix("content", "zzzq"),
+        # The words as written that patterns on titles and abstracts expand to.
+        wq.Prefix("title_words", "learn"),
+        wq.Prefix("abstract_words", "co"),
+        wq.Wildcard("abstract_words", "transform?r*"),
     ]
     inlined = several_blocks = 0
     with ix.reader() as reader:

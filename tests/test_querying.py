@@ -304,3 +304,30 @@ def test_function_words_weigh_half_in_long_queries() -> None:
     short = parse_text_query("the effect of speed on flutter", SCHEMA)
     assert short is not None
     assert {t.boost for t in short.strict.subqueries} == {1.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Titles and abstracts: their words as written, both for a bare pattern.
+        (
+            "optim*",
+            wq.Or([wq.Prefix("title_words", "optim"), wq.Prefix("abstract_words", "optim")]),
+        ),
+        ("title:transformer*", wq.Prefix("title_words", "transformer")),
+        ("ti:Transformér*", wq.Prefix("title_words", "transformer")),
+        ("abs:transform?r", wq.Wildcard("abstract_words", "transform?r")),
+        (
+            "ba?ch^2",
+            wq.Or(
+                [wq.Wildcard("title_words", "ba?ch"), wq.Wildcard("abstract_words", "ba?ch")],
+                boost=2.0,
+            ),
+        ),
+        # Names and codes have no stems: their own fields, as before.
+        ("author:pat*", wq.Prefix("author", "pat")),
+        ("subject:cs.*", wq.Prefix("subject", "cs.")),
+    ],
+)
+def test_patterns_search_words_as_written(text: str, expected: wq.Query) -> None:
+    assert parse_query(text, SCHEMA) == expected

@@ -433,11 +433,11 @@ def _stopping_chain() -> list[Any]:
     clear=st.sampled_from(["nothing", "runs", "leads", "vocabulary"]),
     stop_words=st.booleans(),
 )
-def test_run_ids_are_the_stems_numbered(text: str, clear: str, stop_words: bool) -> None:
-    """index_ids gives index_words's stems as their numbers in the chain's vocabulary
-    (each stem its own number), with the same positions; also after the runs' cache was
-    cleared, or only its leads (then the C code asks the Python for a run's lead), or the
-    vocabulary numbered anew."""
+def test_run_ids_are_the_words_numbered(text: str, clear: str, stop_words: bool) -> None:
+    """index_ids gives index_words's words as written as their numbers in the chain's
+    vocabulary (each word its own number, which knows its stem), with the same positions;
+    also after the runs' cache was cleared, or only its leads (then the C code asks the
+    Python for a run's lead), or the vocabulary numbered anew."""
     items = _stopping_chain() if stop_words else build_schema()["abstract"].analyzer.items
     analyzer = analysis.FastAnalyzer(*items)
     vocabulary = analyzer.vocabulary()
@@ -460,7 +460,8 @@ def test_run_ids_are_the_stems_numbered(text: str, clear: str, stop_words: bool)
     assert words is not None and plain is not None and words.ids is not None
     numbers = array("I", words.ids).tolist()
     assert vocabulary.stems_of(words.ids) == plain.stems == words.stems
-    assert numbers == [vocabulary.numbers[stem] for stem in plain.stems]
+    assert vocabulary.words_of(words.ids) == plain.unstemmed()
+    assert numbers == [vocabulary.numbers[word] for word in plain.unstemmed()]
     assert list(words.positions) == list(plain.positions) and len(words) == len(plain.stems)
     assert words.unstemmed() == plain.unstemmed()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from typing import Any
 
@@ -132,12 +132,17 @@ class IndexWords:
     @property
     def stems(self) -> list[str]:
         if self._stems is None:
-            assert self.ids is not None and self._numbered is not None
-            vocabulary, generation = self._numbered
-            if vocabulary.generation != generation:
-                raise RuntimeError("the words' vocabulary was numbered anew since")
-            self._stems = vocabulary.stems_of(self.ids)
+            assert self.ids is not None
+            self._stems = self._vocabulary().stems_of(self.ids)
         return self._stems
+
+    def _vocabulary(self) -> Vocabulary:
+        """The vocabulary ``ids`` are numbers in (still as it numbered them)."""
+        assert self._numbered is not None
+        vocabulary, generation = self._numbered
+        if vocabulary.generation != generation:
+            raise RuntimeError("the words' vocabulary was numbered anew since")
+        return vocabulary
 
     def __len__(self) -> int:
         """The number of words."""
@@ -145,17 +150,12 @@ class IndexWords:
 
     def unstemmed(self) -> list[str]:
         if self._unstemmed is None:
+            if self.ids is not None and self._numbered is not None:
+                # The numbers are the words' as written (see Vocabulary).
+                self._unstemmed = self._vocabulary().words_of(self.ids)
+                return self._unstemmed
             plan = self._plan
             assert plan is not None and plan.caches is not None
-            compiled = speedups.active()
-            ids = _id_cache(plan) if self.ids is not None else None
-            if ids is not None and compiled is not None:
-                # Run by run in C, as the numbers came: each run's kept words, folded.
-                found: list[str] = compiled.run_stems(
-                    self._text, ids.kept, {}, _EDGE_PUNCTUATION, _any_lead
-                )[0]
-                self._unstemmed = found
-                return found
             chunks = plan.caches[2]
             assert chunks is not None  # made by _index_words from the runs' caches
             # The kept words are the non-empty folded ones (the stop filter drops words).
@@ -165,35 +165,42 @@ class IndexWords:
 
 
 class Vocabulary:
-    """The stems of a chain, numbered in the order they were first seen, for the bulk
-    writer (see :class:`_NumberedRuns`): a word's number maps to the term number of a
-    segment's field through an array (``_speedups.doc_postings_ids``), where a stem took
-    a look-up by its text in the field's dict.
+    """The words of a chain (folded, not stemmed), numbered in the order they were first
+    seen, with each one's stem, for the bulk writer (see :class:`_NumberedRuns`): a word's
+    number maps to the term number of a segment's field through an array
+    (``_speedups.doc_postings_ids``), where a word took a look-up by its text in the
+    field's dict. The same numbers serve a field of stems (``stems[number]``: words of one
+    stem map to its one term) and a field of the words as written (``words[number]``).
 
     :meth:`trim` starts the numbering anew (when it has grown past a limit; between
     segments) and counts a new ``generation``: a map from the numbers made before is
     stale then.
     """
 
-    __slots__ = ("_ids", "generation", "numbers", "stems")
+    __slots__ = ("_ids", "generation", "numbers", "stems", "words")
 
-    def __init__(self) -> None:
+    def __init__(self, stem: Callable[[str], str] | None = None) -> None:
+        self.words: list[str] = []
         self.stems: list[str] = []
-        self.numbers = _Numbering(self.stems)
+        self.numbers = _Numbering(self.words, self.stems, stem or str)
         self.generation = 0
         self._ids: _NumberedRuns | None = None
 
-    def number(self, stem: str) -> int:
-        return self.numbers[stem]
+    def number(self, word: str) -> int:
+        return self.numbers[word]
 
     def stems_of(self, ids: bytes) -> list[str]:
         return list(map(self.stems.__getitem__, array("I", ids)))
 
+    def words_of(self, ids: bytes) -> list[str]:
+        return list(map(self.words.__getitem__, array("I", ids)))
+
     def trim(self, limit: int | None = None) -> None:
-        """Start anew if more than ``limit`` (:data:`_VOCABULARY_LIMIT`) stems are numbered
+        """Start anew if more than ``limit`` (:data:`_VOCABULARY_LIMIT`) words are numbered
         (no number given out may be in use but in a stale field map)."""
-        if len(self.stems) > (_VOCABULARY_LIMIT if limit is None else limit):
+        if len(self.words) > (_VOCABULARY_LIMIT if limit is None else limit):
             self.numbers.clear()
+            self.words.clear()
             self.stems.clear()
             if self._ids is not None:
                 self._ids.clear()
@@ -202,15 +209,19 @@ class Vocabulary:
 
 
 class _Numbering(dict[str, int]):
-    """A stem -> its number: the next one (appending it to ``stems``) for a new stem."""
+    """A word -> its number: the next one for a new word (appending it to ``words``, and
+    its stem to ``stems``)."""
 
-    def __init__(self, stems: list[str]) -> None:
+    def __init__(self, words: list[str], stems: list[str], stem: Callable[[str], str]) -> None:
         super().__init__()
+        self._words = words
         self._stems = stems
+        self._stem = stem
 
-    def __missing__(self, stem: str) -> int:
-        number = self[stem] = len(self._stems)
-        self._stems.append(stem)
+    def __missing__(self, word: str) -> int:
+        number = self[word] = len(self._words)
+        self._words.append(word)
+        self._stems.append(self._stem(word))
         return number
 
 
@@ -282,7 +293,7 @@ class _FoldedRuns(dict[str, tuple[str, ...]]):
         self.findall = plan.pattern.findall
         self.folds = folds
         # The same for the finer runs of _speedups.run_stems, every word kept.
-        self.runs = _KeptRuns(folds, self.findall, keep_empty=True)
+        self.runs = _KeptRuns(folds, self.findall)
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
         words = tuple(map(self.folds.__getitem__, self.findall(chunk)))
@@ -317,9 +328,10 @@ class _StemmedRuns(dict[str, tuple[str, ...]]):
 
 
 class _NumberedRuns(dict[str, bytes]):
-    """A run of non-space characters -> its stems' numbers in ``vocabulary``; and in
-    ``leads``, the run -> its number of words and the index of its first kept word (-1
-    for none). What :class:`_StemmedRuns` gives, numbered, from the same word caches."""
+    """A run of non-space characters -> its kept words' numbers in ``vocabulary`` (which
+    knows their stems); and in ``leads``, the run -> its number of words and the index of
+    its first kept word (-1 for none). What :class:`_StemmedRuns` gives, numbered, from
+    the same word caches."""
 
     def __init__(self, plan: _Plan) -> None:
         super().__init__()
@@ -327,19 +339,16 @@ class _NumberedRuns(dict[str, bytes]):
         folds, stems, chunks, _ = plan.caches
         assert chunks is not None  # runs are cached for this chain
         self._fold = folds.__getitem__
-        self._stem = stems.__getitem__
         self._findall = chunks.findall
-        self.vocabulary = Vocabulary()
+        self.vocabulary = Vocabulary(stems.__getitem__)
         self.vocabulary._ids = self
         self._number = self.vocabulary.numbers.__getitem__
         self.leads: dict[str, tuple[int, int]] = {}
-        # A run -> its kept words, folded and not stemmed (what spelling keeps of a title).
-        self.kept = _KeptRuns(folds, chunks.findall)
 
     def __missing__(self, chunk: str) -> bytes:
         folded = tuple(map(self._fold, self._findall(chunk)))
         kept = [w for w in folded if w]
-        numbers = array("I", map(self._number, map(self._stem, kept))).tobytes()
+        numbers = array("I", map(self._number, kept)).tobytes()
         if len(self) >= _CACHE_LIMIT:
             self.clear()
             self.leads.clear()
@@ -349,21 +358,16 @@ class _NumberedRuns(dict[str, bytes]):
 
 
 class _KeptRuns(dict[str, tuple[str, ...]]):
-    """A run of non-space characters -> its kept words, folded (not stemmed): the words
-    the stop filter keeps (non-empty once folded), or all of them with ``keep_empty`` (a
-    chain without one)."""
+    """A run of non-space characters -> its words, folded (not stemmed), every one of
+    them (for a chain without a stop filter)."""
 
-    def __init__(
-        self, folds: _FoldedWords, findall: Callable[[str], list[str]], keep_empty: bool = False
-    ) -> None:
+    def __init__(self, folds: _FoldedWords, findall: Callable[[str], list[str]]) -> None:
         super().__init__()
         self._fold = folds.__getitem__
         self._findall = findall
-        self._keep_empty = keep_empty
 
     def __missing__(self, chunk: str) -> tuple[str, ...]:
-        folded = map(self._fold, self._findall(chunk))
-        kept = tuple(folded if self._keep_empty else filter(None, folded))
+        kept = tuple(map(self._fold, self._findall(chunk)))
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[chunk] = kept
@@ -665,6 +669,16 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
             return None
         return id(plan.caches), plan.renumber
 
+    def unstemmed_of(self, other: Any) -> bool:
+        """Whether this analyzer's words are ``other``'s before stemming (the same chain,
+        less ``other``'s stemmer): then the :meth:`IndexWords.unstemmed` of ``other``'s
+        :meth:`index_words` are this one's, positions and all."""
+        mine, theirs = self._plan, getattr(other, "_plan", None)
+        if mine is None or not isinstance(theirs, _Plan) or mine.stemmer is not None:
+            return False
+        stemless = replace(theirs, stemmer=None, ignore=frozenset())
+        return theirs.stemmer is not None and stemless == mine
+
     def splits_at_spaces(self) -> bool:
         """Whether no word can span a line: then a text's words are those of its lines,
         one after another. (Its pattern matches no white space; a SearchableTokenizer's
@@ -677,13 +691,20 @@ class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to
         ``self(value, chars=True, mode="query", removestops=False)`` yields, as highlighting
         asks): its text, first character and end, as three lists. None when this analyzer
         cannot do it in bulk."""
+        found = self.written_spans(value)
+        return found[:3] if found is not None else None
+
+    def written_spans(self, value: str) -> tuple[list[str], list[int], list[int], list[str]] | None:
+        """:meth:`spans`, and each token's word as written (what ``no_morph=True`` gives:
+        folded, not stemmed), as a fourth list. None when this analyzer cannot do it in
+        bulk."""
         plan = self._plan
         if plan is None:
             return None
         starts, ends, words, stopped, kept = _full_words(plan, value, False)
         stems = iter(kept)
         texts = [word if stop else next(stems) for word, stop in zip(words, stopped, strict=True)]
-        return texts, starts, ends
+        return texts, starts, ends, words
 
     def words(self, value: str, no_morph: bool = False) -> list[str]:
         """The token texts for ``value``, in order (what indexing would see)."""

@@ -2,8 +2,10 @@
 documents of records; the search service makes records of stored fields).
 
 The fields are the schema's (:mod:`pubsearch.schema`): ``content`` is the title counted
-``TITLE_WEIGHT`` times and the abstract; ``author_facet`` and ``subject_facet`` hold the
-values the facet table counts; ``keys`` the identity keys an update finds a paper by.
+``TITLE_WEIGHT`` times and the abstract; ``title_words`` and ``abstract_words`` are the
+title and the abstract again (their words as written, for wildcards); ``author_facet`` and
+``subject_facet`` hold the values the facet table counts; ``keys`` the identity keys an
+update finds a paper by.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pubsearch.records import Record, date_number, date_of_number, fold
-from pubsearch.schema import VALUE_SEP, content_text
+from pubsearch.schema import VALUE_SEP, WRITTEN_FIELDS, content_text
 
 
 def record_fields(record: Record) -> dict[str, Any]:
@@ -37,6 +39,8 @@ def record_fields(record: Record) -> dict[str, Any]:
         # The paper's further ids, as identity keys (``arxiv:...``, ``doi:...``).
         others = [f"arxiv:{i}" for i in record.other_arxiv_ids]
         doc["other_ids"] = others + [f"doi:{d}" for d in record.other_dois]
+    for source, written in WRITTEN_FIELDS.items():  # the same texts, their words as written
+        doc[written] = doc[source]
     if record.year is not None:
         doc["year"] = record.year
     if record.date is not None:

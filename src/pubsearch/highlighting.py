@@ -5,8 +5,9 @@ escaped, matches in ``<mark>``), and the plain text of it.
 from __future__ import annotations
 
 import html
+import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,8 @@ from whoosh.searching import Hit as WhooshHit
 
 from pubsearch.querying import COMMON_WORDS
 from pubsearch.records import MARK_END, MARK_START
-from pubsearch.schema import DEFAULT_FIELD
+from pubsearch.schema import DEFAULT_FIELD, WRITTEN_FIELDS
+from pubsearch.wildcards import PATTERN_QUERIES, word_pattern
 
 SNIPPET_CHARS = 160
 
@@ -62,56 +64,81 @@ def _inside_word(text: str, at: int) -> bool:
     return text[at - 1].isalnum() and text[at].isalnum()
 
 
-def marked_words(query: wq.Query) -> dict[str, frozenset[str]]:
-    """The query's words to mark in titles and abstracts: those searched in that field or
-    in the combined title-and-abstract field (excluded words are not marked), less the
-    common words ("of", "the") unless there is nothing else to mark."""
+@dataclass(frozen=True)
+class Marks:
+    """What to mark in a field's text: its words whose terms (stems) are ``terms``, and
+    those whose form as written (cut and folded, not stemmed) is a word one of
+    ``patterns`` stands for (:func:`pubsearch.wildcards.word_pattern`), but the common
+    words ("of", "the")."""
 
-    def words(fieldname: str) -> frozenset[str]:
+    terms: frozenset[str] = frozenset()
+    patterns: tuple[re.Pattern[str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.terms or self.patterns)
+
+
+def marked_words(query: wq.Query) -> dict[str, Marks]:
+    """What to mark in titles and abstracts: the query's words searched in that field or
+    in the combined title-and-abstract field (excluded words are not marked), less the
+    common words ("of", "the") unless there is nothing else to mark; and the words as
+    written that its wildcards and prefixes on that field stand for."""
+    leaves = list(_positive_leaves(query))
+
+    def marks(fieldname: str) -> Marks:
         found = frozenset(
             text.decode("utf-8") if isinstance(text, bytes) else text
-            for name, text in _positive_terms(query)
+            for leaf in leaves
+            if not isinstance(leaf, PATTERN_QUERIES)
+            for name, text in leaf.terms(phrases=True)
             if name in (fieldname, DEFAULT_FIELD)
+        )
+        written = WRITTEN_FIELDS[fieldname]
+        patterns = tuple(
+            word_pattern(leaf)
+            for leaf in leaves
+            if isinstance(leaf, PATTERN_QUERIES) and leaf.fieldname == written
         )
         # Marks on every "the" and "of" of a snippet would hide the words that matter, and
         # would choose the snippet.
-        return found - COMMON_WORDS or found
+        return Marks(found - COMMON_WORDS or found, patterns)
 
-    return {"title": words("title"), "abstract": words("abstract")}
+    return {"title": marks("title"), "abstract": marks("abstract")}
 
 
-def _positive_terms(query: wq.Query) -> Iterator[tuple[str, Any]]:
+def _positive_leaves(query: wq.Query) -> Iterator[wq.Query]:
     if isinstance(query, wq.Not):
         return
     if isinstance(query, wq.AndNot):
-        yield from _positive_terms(query.a)
+        yield from _positive_leaves(query.a)
         return
     if query.is_leaf():
-        yield from query.terms(phrases=True)
+        yield query
         return
     for sub in query.children():
-        yield from _positive_terms(sub)
+        yield from _positive_leaves(sub)
 
 
 def highlight_field(
     highlighter: highlight.Highlighter,
     hit: WhooshHit,
     fieldname: str,
-    words: frozenset[str],
+    marks: Marks,
     top: int,
     text: str | None = None,
     tokens: TextTokens | None = None,
 ) -> str:
-    """``fieldname``'s text (or ``text``, analysed as that field) with ``words`` (analysed
-    forms) marked: Whoosh's ``highlight`` (its fragments chosen and formatted the same),
-    with the text analysed once (``tokens``, when the caller has them: a hit's abstract
-    gives its snippet and its whole text) and its tokens as lists, not a token object
-    passed through three generators a word."""
+    """``fieldname``'s text (or ``text``, analysed as that field) with the words of
+    ``marks`` marked: Whoosh's ``highlight`` (its fragments chosen and formatted the
+    same), with the text analysed once (``tokens``, when the caller has them: a hit's
+    abstract gives its snippet and its whole text) and its tokens as lists, not a token
+    object passed through three generators a word."""
     text = text if text is not None else hit.get(fieldname) or ""
-    if not words or not text:
+    if not marks or not text:
         return ""
     if tokens is None:
-        tokens = TextTokens.of(hit.searcher.schema[fieldname].analyzer, text, words)
+        analyzer = hit.searcher.schema[fieldname].analyzer
+        tokens = TextTokens.of(analyzer, text, marks.terms, marks.patterns)
     return marked(highlighter, tokens, top)
 
 
@@ -163,11 +190,22 @@ class TextTokens:
     matched: list[bool]
 
     @classmethod
-    def of(cls, analyzer: Any, text: str, words: frozenset[str]) -> TextTokens:
-        spans = getattr(analyzer, "spans", None)
+    def of(
+        cls,
+        analyzer: Any,
+        text: str,
+        words: frozenset[str],
+        patterns: Sequence[re.Pattern[str]] = (),
+    ) -> TextTokens:
+        """``text``'s tokens, those whose terms are ``words`` marked, and those whose
+        form as written one of ``patterns`` matches whole (but the common words)."""
+        # With the forms as written (for patterns) from the same pass, where it can.
+        spans = getattr(analyzer, "written_spans" if patterns else "spans", None)
         found = spans(text) if spans is not None else None
+        written: list[str] | None = None
         if found is not None:
-            texts, starts, ends = found
+            texts, starts, ends = found[:3]
+            written = found[3] if patterns else None
             boosts = None
         else:
             tokens = [
@@ -178,7 +216,20 @@ class TextTokens:
             starts = [t[1] for t in tokens]
             ends = [t[2] for t in tokens]
             boosts = [t[3] for t in tokens]
-        return cls(text, texts, starts, ends, boosts, [t in words for t in texts])
+        matched = [t in words for t in texts]
+        if patterns:
+            if written is None:  # the same tokens, not stemmed
+                written = [
+                    t.text
+                    for t in analyzer(
+                        text, chars=True, mode="query", removestops=False, no_morph=True
+                    )
+                ]
+            fits = _either(patterns).fullmatch
+            for i, word in enumerate(written):
+                if not matched[i] and word not in COMMON_WORDS and fits(word):
+                    matched[i] = True
+        return cls(text, texts, starts, ends, boosts, matched)
 
     def _span(self, i: int) -> Span:
         boost = 1.0 if self.boosts is None else self.boosts[i]
@@ -250,6 +301,13 @@ class TextTokens:
             token.boost = 1.0 if self.boosts is None else self.boosts[i]
             token.matched = self.matched[i]
             yield token
+
+
+def _either(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
+    """One expression whose full matches are those of any of ``patterns``."""
+    if len(patterns) == 1:
+        return patterns[0]
+    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.DOTALL)
 
 
 def _fragment(text: str, picked: list[Span], first: int | None, end: int) -> highlight.Fragment:

@@ -12,6 +12,7 @@ from pubsearch.documents import record_from_stored
 from pubsearch.highlighting import (
     SNIPPET_CHARS,
     MarkFormatter,
+    Marks,
     TextTokens,
     highlight_field,
     lead,
@@ -38,7 +39,7 @@ class HitMaker:
         self,
         hit: WhooshHit,
         rank: int,
-        marks: dict[str, frozenset[str]] | None,
+        marks: dict[str, Marks] | None,
         request: SearchRequest,
     ) -> Hit:
         record = record_from_stored(hit.fields())
@@ -52,8 +53,9 @@ class HitMaker:
             title_html = snippet = abstract_html = ""
             if marks is not None:
                 words = marks["abstract"]
+                analyzer = hit.searcher.schema["abstract"].analyzer
                 tokens = (
-                    TextTokens.of(hit.searcher.schema["abstract"].analyzer, abstract, words)
+                    TextTokens.of(analyzer, abstract, words.terms, words.patterns)
                     if words and abstract
                     else None
                 )  # the snippet's and the whole abstract's

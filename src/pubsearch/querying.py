@@ -61,7 +61,7 @@ from pubsearch.querysyntax import (
 )
 from pubsearch.records import fold
 from pubsearch.request import parse_year
-from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS
+from pubsearch.schema import DEFAULT_FIELD, FIELD_ALIASES, QUERY_FIELDS, WRITTEN_FIELDS
 from pubsearch.textforms import greek_compound, greek_words, query_text
 
 __all__ = ["MIN_WILDCARD_PREFIX", "TextQuery", "parse_query", "parse_text_query", "parse_year"]
@@ -584,9 +584,11 @@ class _Compiler:
             return self._subject(pattern.text, pattern.boost)
         fieldname = pattern.field or DEFAULT_FIELD
         text = pattern.text if fieldname == "id" else fold(pattern.text)
-        if re.fullmatch(r"[^*?]+\*", text):
-            return wq.Prefix(fieldname, text[:-1], boost=pattern.boost)
-        return wq.Wildcard(fieldname, text, boost=pattern.boost)
+        # In titles and abstracts (both, for a bare pattern), the words as written, not
+        # their stems: transformer* finds "transformers", not "transformation".
+        names = tuple(WRITTEN_FIELDS) if fieldname == DEFAULT_FIELD else (fieldname,)
+        parts = [_pattern_query(WRITTEN_FIELDS.get(name, name), text) for name in names]
+        return _boosted(_or(parts), pattern.boost)
 
     def _years(self, years: Years) -> wq.Query:
         field = self.schema[years.field]
@@ -615,6 +617,13 @@ def tree_gap(first: Word, second: Word) -> bool:
 
 def _and_all(parts: list[wq.Query]) -> wq.Query:
     return parts[0] if len(parts) == 1 else wq.And(parts)
+
+
+def _pattern_query(fieldname: str, text: str) -> wq.Query:
+    """A prefix (``optim*``) or wildcard (``ba?ch``, ``ne?ral*``) on ``fieldname``."""
+    if re.fullmatch(r"[^*?]+\*", text):
+        return wq.Prefix(fieldname, text[:-1])
+    return wq.Wildcard(fieldname, text)
 
 
 def _or(parts: list[wq.Query]) -> wq.Query:

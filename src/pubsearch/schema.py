@@ -26,10 +26,17 @@ NAME_WORD_PATTERN = r"\w+(?:'\w+)*"
 DEFAULT_FIELD = "content"
 TITLE_WEIGHT = 3
 
+# Wildcards and prefixes (``transform?r``, ``title:transformer*``) match words as written,
+# not their stems ("transformer" is indexed as "transform" in ``title``): each of these
+# fields has beside it a field of its words cut and folded as it cuts and folds them, not
+# stemmed (frequencies, no positions), which patterns expand against.
+WRITTEN_FIELDS = {"title": "title_words", "abstract": "abstract_words"}
+
 # The fields whose longest posting lists each segment keeps a second time, as arrays
-# (pubsearch.segments.hotlists): the plain words' field, and the titles and names people
-# search by field. Not the abstract's: it would add as much again to the index.
-KEPT_LIST_FIELDS = frozenset({DEFAULT_FIELD, "title", "author"})
+# (pubsearch.segments.hotlists): the plain words' field, the titles and names people
+# search by field, and the words as written a short prefix (co*) stands for. Not the
+# abstract's stems: they would add as much again to the index.
+KEPT_LIST_FIELDS = frozenset({DEFAULT_FIELD, "title", "author", *WRITTEN_FIELDS.values()})
 
 # Separates the values of a multi-valued column (authors, subjects).
 VALUE_SEP = "\x1f"
@@ -67,6 +74,19 @@ CONTENT_PARTS = (("title", TITLE_WEIGHT), ("abstract", 1))
 SCORED_FIELDS = (*(name for name, _ in CONTENT_PARTS), DEFAULT_FIELD)
 
 
+def written_analyzer() -> analysis.Analyzer:
+    """The words of titles and abstracts as written (:data:`WRITTEN_FIELDS`): cut and
+    folded as :func:`text_analyzer` cuts and folds them, not stemmed; a word for each of
+    its stems, so that a field of them has its source's lengths."""
+    # FastAnalyzer: the same tokens as the plain chain, computed in bulk when indexing.
+    return FastAnalyzer(
+        SearchableTokenizer(WORD_PATTERN),
+        analysis.LowercaseFilter(),
+        analysis.CharsetFilter(folding()),
+        analysis.StopFilter(stoplist=(), minsize=1),
+    )
+
+
 def name_analyzer() -> analysis.Analyzer:
     """Author names: words, lower case, letters folded (pubsearch.textforms); no stemming,
     no stop words."""
@@ -91,6 +111,10 @@ def build_schema() -> fields.Schema:
         # Title and abstract as one text, for ranking plain words. No positions: phrases
         # are matched in title and abstract (see querying.py), which keeps the index small.
         content=fields.TEXT(analyzer=text_analyzer(), phrase=False),
+        # The title's and the abstract's words as written, for wildcards and prefixes
+        # (WRITTEN_FIELDS); no positions.
+        title_words=fields.TEXT(analyzer=written_analyzer(), phrase=False),
+        abstract_words=fields.TEXT(analyzer=written_analyzer(), phrase=False),
         # Searchable author words (author:you, author:"yang you"); the display list is stored.
         author=fields.TEXT(analyzer=name_analyzer(), stored=True),
         # Subject codes, case-insensitive (subject:cs.lg, subject:cs.*).
@@ -125,7 +149,7 @@ FIELD_ALIASES = {"ti": "title", "abs": "abstract", "au": "author", "cat": "subje
 
 
 # The fields whose words are cut by a SearchableTokenizer.
-ANALYSED_FIELDS = ("title", "abstract", "content", "author")
+ANALYSED_FIELDS = ("title", "abstract", "content", *WRITTEN_FIELDS.values(), "author")
 
 
 def analysed_as_now(schema: fields.Schema) -> bool:

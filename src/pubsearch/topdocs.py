@@ -45,6 +45,7 @@ from pubsearch.masks import (
     postings_by_segment,
     query_mask,
 )
+from pubsearch.schema import WRITTEN_FIELDS
 from pubsearch.segments import w3format
 
 Lengths = Callable[[str], FloatArray]
@@ -424,7 +425,13 @@ def _pattern_weights(
     k1 = float(weighting.K1)
     if b is None:
         return idfs, None, k1
-    return idfs, _length_norms(searcher, lengths, fieldname, k1, b), k1
+    # A field of words as written has the lengths of the field it was cut from (the same
+    # words, unstemmed): that field's norms serve, rather than another array as large.
+    measured = _WRITTEN_FROM.get(fieldname, fieldname)
+    return idfs, _length_norms(searcher, lengths, measured, k1, b), k1
+
+
+_WRITTEN_FROM = {written: source for source, written in WRITTEN_FIELDS.items()}
 
 
 def _joined_scores(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from whoosh import fields as whoosh_fields
@@ -32,8 +32,8 @@ from whoosh.analysis import (
 )
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch.analysis import FastAnalyzer, IndexWords
-from pubsearch.schema import CONTENT_PARTS, DEFAULT_FIELD
+from pubsearch.analysis import FastAnalyzer, IndexWords, Vocabulary
+from pubsearch.schema import CONTENT_PARTS, DEFAULT_FIELD, WRITTEN_FIELDS
 from pubsearch.segments import w3write
 
 
@@ -47,11 +47,17 @@ class BulkField:
     field_boost: float  # the format's
     scorable: bool
     by_lines: bool  # words never span a line: a text can be analysed line by line
+    # The field whose analyzer's words, unstemmed, are this one's (see words_of).
+    unstemmed_of: BulkField | None = None
 
 
 def bulk_fields(schema: Any) -> dict[str, BulkField]:
     """The fields of ``schema`` that :func:`bulk_postings` can index: plain ``TEXT`` with a
-    bulk-capable :class:`FastAnalyzer`, storing positions or frequencies, no vectors."""
+    bulk-capable :class:`FastAnalyzer`, storing positions or frequencies, no vectors.
+
+    A field of words as written (:data:`~pubsearch.schema.WRITTEN_FIELDS`) whose analyzer
+    is its source's but for the stemmer takes its words from its source's analysis, not
+    by folding every word once more (see :func:`words_of`)."""
     found: dict[str, BulkField] = {}
     for name, field in schema.items():
         analyzer = getattr(field, "analyzer", None)
@@ -73,6 +79,12 @@ def bulk_fields(schema: Any) -> dict[str, BulkField]:
                     scorable=bool(field.scorable),
                     by_lines=analyzer.splits_at_spaces(),
                 )
+    for source_name, name in WRITTEN_FIELDS.items():
+        spec, source = found.get(name), found.get(source_name)
+        if spec and source and not spec.positions and spec.analyzer.unstemmed_of(source.analyzer):
+            # Analysed whole, not line by line: a source's analysis of the whole text is
+            # what a document's other field (the same text) has already made.
+            found[name] = replace(spec, by_lines=False, unstemmed_of=source)
     return found
 
 
@@ -125,6 +137,12 @@ def words_of(spec: BulkField, text: str, memo: Memo) -> IndexWords:
     key = (spec.key, text)
     words = memo.get(key)
     if words is None:
+        if spec.unstemmed_of is not None:
+            # The words as written of the source's analysis (the title's, the abstract's).
+            source = words_of(spec.unstemmed_of, text, memo)
+            unstemmed = source.unstemmed()
+            words = memo[key] = IndexWords(unstemmed, source.positions, unstemmed=unstemmed)
+            return words
         # As numbers in the analyzer's vocabulary where it can (stems worked out if asked).
         found = spec.analyzer.index_ids(text) or spec.analyzer.index_words(text)
         assert found is not None  # bulk_fields checked
@@ -178,10 +196,14 @@ def stem_lists(
 ) -> tuple[list[list[str]] | bytes, int] | None:
     """For ``_speedups.doc_postings``: the stems of ``value`` (in lists, line by line for
     a frequency field that splits at spaces) and the first word's position; None where
-    the positions are not consecutive (:func:`bulk_postings` then). For positions, the
-    words' numbers in the analyzer's vocabulary instead where they came so (for
-    ``_speedups.doc_postings_ids``)."""
+    the positions are not consecutive (:func:`bulk_postings` then). For positions, and
+    for a field of words as written, the words' numbers in a vocabulary instead where
+    they came so (for ``_speedups.doc_postings_ids``: see :func:`numbering`)."""
     if not spec.positions:
+        if spec.unstemmed_of is not None:
+            source = words_of(spec.unstemmed_of, value, memo)
+            if source.ids is not None:  # the words' numbers (see numbering)
+                return source.ids, 0
         if spec.by_lines and "\n" in value:
             return [words_of(spec, line, memo).stems for line in value.split("\n")], 0
         return [words_of(spec, value, memo).stems], 0
@@ -192,6 +214,17 @@ def stem_lists(
     if words.ids is not None:
         return words.ids, positions.start
     return [words.stems], positions.start
+
+
+def numbering(spec: BulkField) -> tuple[Vocabulary, list[str]] | None:
+    """The vocabulary whose numbers :func:`stem_lists` gives ``spec``'s words as (when it
+    gives numbers), and each number's term in the field: its stem, or for a field of the
+    words as written, its word (the numbers are those of its source's analysis)."""
+    if spec.unstemmed_of is not None:
+        vocabulary = spec.unstemmed_of.analyzer.vocabulary()
+        return (vocabulary, vocabulary.words) if vocabulary is not None else None
+    vocabulary = spec.analyzer.vocabulary()
+    return (vocabulary, vocabulary.stems) if vocabulary is not None else None
 
 
 # What ``FieldType.index`` yields for one word: (bytes, frequency, weight, value).

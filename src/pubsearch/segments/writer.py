@@ -30,6 +30,7 @@ from pubsearch.segments.docpostings import (
     bulk_postings,
     derivation,
     direct_terms,
+    numbering,
     numeric_terms,
     stem_lists,
     words_of,
@@ -154,12 +155,13 @@ class BulkWriter(w3write.PoolSegmentWriter):
                     if found is not None:
                         assert spec is not None and compiled is not None
                         lists, first = found
-                        vocabulary = spec.analyzer.vocabulary()
-                        if isinstance(lists, bytes) and vocabulary is not None:
+                        numbered = numbering(spec) if isinstance(lists, bytes) else None
+                        if isinstance(lists, bytes) and numbered is not None:
+                            vocabulary, terms = numbered
                             encoded = compiled.doc_postings_ids(
                                 self.pool.numbers(fieldname),
                                 self.pool.fieldmap(fieldname, vocabulary),
-                                vocabulary.stems,
+                                terms,
                                 lists,
                                 first,
                                 spec.positions,
