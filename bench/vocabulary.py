@@ -40,6 +40,7 @@ from pathlib import Path
 from pubsearch.records import Record
 from pubsearch.request import SearchRequest
 from pubsearch.searching import SearchService
+from pubsearch.textforms import searchable
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
@@ -98,6 +99,9 @@ class Searcher:
                 break
             page += 1
         return found
+
+    def total(self, q: str) -> int:
+        return self.service.count(SearchRequest(q=q, mode="lexical"))
 
     def first(self, q: str, count: int) -> list[str]:
         results = self.service.search(
@@ -430,7 +434,7 @@ def names_table(records: list[Record], search: Searcher, count: int, rng: random
 
 # -- wildcards -----------------------------------------------------------------------------
 
-_SCAN_WORD = re.compile(r"[^\W_]+(?:['.]?[^\W_]+)*")
+_SCAN_WORD = re.compile(r"\w+(?:['.]?\w+)*")
 
 WILDCARDS = [
     "title:transformer*",
@@ -443,11 +447,11 @@ WILDCARDS = [
     "title:quantum*",
     "qu?ntum",
     "title:graph*",
-    "graph?",
+    "gr?ph",
     "title:diffus*",
     "diffus?on",
     "title:galax*",
-    "galax?",
+    "galax?es",
     "title:superconduct*",
     "superconduct*",
     "title:lang*",
@@ -462,16 +466,21 @@ WILDCARDS = [
     "title:learn*",
     "learn?ng",
     "title:robot*",
-    "robot?",
+    "rob?t*",
 ]
 
 
+def written_words(text: str) -> set[str]:
+    """The scan's words of a text as written: TeX read as pubsearch reads it (the formulas
+    above check that reading against a scan of their own), then its own cutting and folding:
+    runs of letters and digits with inner dots and apostrophes, accents stripped, the
+    apostrophes and underscores inside a word dropped, lower case."""
+    words = _SCAN_WORD.findall(scan_fold(searchable(text)))
+    return {w.replace("'", "").replace("_", "") for w in words}
+
+
 def wildcards_table(records: list[Record], search: Searcher) -> None:
-    fields: list[tuple[str, set[str], set[str]]] = []
-    for record in records:
-        title = {w.replace("'", "") for w in _SCAN_WORD.findall(scan_fold(record.title))}
-        abstract = {w.replace("'", "") for w in _SCAN_WORD.findall(scan_fold(record.abstract))}
-        fields.append((record.id, title, abstract))
+    fields = [(r.id, written_words(r.title), written_words(r.abstract)) for r in records]
     exact = 0
     print(f"\n### Wildcards ({len(WILDCARDS)})\n")
     print("| pattern | scan | pubsearch | exact |")
@@ -486,9 +495,11 @@ def wildcards_table(records: list[Record], search: Searcher) -> None:
             if any(map(match, title)) or (not in_title and any(map(match, abstract)))
         }
         found = search.ids(q=pattern)
-        same = found == scanned
+        total = search.total(pattern)
+        # Past 10,000 (the deepest page served): the count, and the first 10,000 among them.
+        same = total == len(scanned) and found <= scanned
         exact += same
-        print(f"| `{pattern}` | {len(scanned):,} | {len(found):,} | {'yes' if same else 'no'} |")
+        print(f"| `{pattern}` | {len(scanned):,} | {total:,} | {'yes' if same else 'no'} |")
     print(f"\nexact: {exact} of {len(WILDCARDS)}")
 
 
