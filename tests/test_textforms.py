@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pubsearch import textforms
@@ -60,6 +60,8 @@ def test_a_lone_dollar_is_dropped_and_an_escaped_one_kept() -> None:
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="\n")), st.text())
+@example("\\", "")  # a backslash ending a line escapes nothing
+@example("$a", "b$")
 def test_a_line_reads_alone(first: str, rest: str) -> None:
     """The combined field is analysed line by line: nothing joins across a line."""
     assert searchable(first + "\n" + rest) == searchable(first) + "\n" + searchable(rest)

@@ -230,7 +230,7 @@ _ACCENT_HINT = re.compile(
 )
 # A command: a backslash and letters (and the spaces TeX lets it swallow), or a
 # backslash and one other character.
-_COMMAND = re.compile(r"\\(?:(?P<name>[A-Za-z]+)[ \t]*|(?P<symbol>[^A-Za-z]))")
+_COMMAND = re.compile(r"\\(?:(?P<name>[A-Za-z]+)[ \t]*|(?P<symbol>[^A-Za-z\n]))")
 # What prose rewrites: commands, braces, ties, dollars left over, typographic apostrophes.
 _PROSE_MARKS = re.compile(r"\\(?:[A-Za-z]+[ \t]*|.)|[{}~\u2019]")
 # Two braced arguments side by side (\frac{a}{b}): the words part there.
