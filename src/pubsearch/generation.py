@@ -5,7 +5,7 @@ spelling words, document frequencies, vectors); and each thread's searcher on it
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,14 +65,17 @@ class Generation:
 
     def spelling(self, searcher: Searcher, table: FacetTable, directory: Path) -> Spelling:
         """The correctly spelt words of this generation (pubsearch.spelling): the table
-        saved with it, read when first asked, or built now when it has none (built by an
-        older version: a second or two at 100,000 records)."""
+        saved with it, read when first asked, or built now when it has none (an update, or
+        an older version: two to four seconds at 100,000 records), and saved for the next
+        process."""
         with self._spelling_lock:
             if self._spelling is None:
-                saved = Spelling.load(directory, self.index.latest_generation())
+                generation = self.index.latest_generation()
+                saved = Spelling.load(directory, generation)
                 if saved is None:
                     names = self.names(table, directory)
                     saved = spelling_table(searcher.reader(), names)
+                    _keep(saved.save, directory, generation)
                 self._spelling = saved
             return self._spelling
 
@@ -84,9 +87,12 @@ class Generation:
         with self._names_lock:
             if self._names is None:
                 labels = table.authors.labels
-                self._names = NameIndex.load(
-                    directory, labels, self.index.latest_generation()
-                ) or NameIndex.build(labels, name_documents(table))
+                generation = self.index.latest_generation()
+                found = NameIndex.load(directory, labels, generation)
+                if found is None:
+                    found = NameIndex.build(labels, name_documents(table))
+                    _keep(found.save, directory, generation)
+                self._names = found
             return self._names
 
     def subjects(self, table: FacetTable) -> SubjectIndex:
@@ -141,6 +147,16 @@ def spelling_table(reader: IndexReader, names: NameIndex) -> Spelling:
         words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field)]
     counts = masks.doc_frequencies(reader, field, words) if words else []
     return Spelling.build(zip(words, counts, strict=True), names.surnames())
+
+
+def _keep(save: Callable[[Path, int], None], directory: Path, generation: int) -> None:
+    """Save a table built for a generation that had none, for the processes after this
+    one (each file is written whole, then renamed into place); where the generation's
+    directory cannot be written (read-only, or removed meanwhile), it is built again."""
+    try:
+        save(directory, generation)
+    except OSError:
+        pass
 
 
 def save_tables(directory: Path, reader: IndexReader, table: FacetTable, generation: int) -> None:
