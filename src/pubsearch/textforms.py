@@ -256,19 +256,7 @@ def searchable(text: str) -> str:
     ``searchable(a + "\\n" + b) == searchable(a) + "\\n" + searchable(b)``."""
     if not _has_tex(text):
         return text
-    if "\\" in text and _ACCENT_HINT.search(text):
-        # Accents and letter commands outside math (tex_to_unicode leaves math alone).
-        from pubsearch.readers.tex import tex_to_unicode
-
-        text = "\n".join(map(tex_to_unicode, text.split("\n")))
-    out: list[str] = []
-    at = 0
-    for start, end, inner_start, inner_end in _math_spans(text):
-        out.append(_prose_text(text[at:start]))
-        out.append(_math(text[inner_start:inner_end]))
-        at = end
-    out.append(_prose_text(text[at:]))
-    return "".join(out)
+    return _read_tex(text, _prose_text)
 
 
 def query_text(text: str) -> str:
@@ -279,17 +267,24 @@ def query_text(text: str) -> str:
     what is left of TeX in each word."""
     if "$" not in text and "\\" not in text:
         return text
+    return _read_tex(text, _query_prose)
+
+
+def _read_tex(text: str, prose: Callable[[str], str]) -> str:
+    """``text`` with its accents decoded, its math read as :func:`_math` reads it and the
+    rest as ``prose`` does."""
     if "\\" in text and _ACCENT_HINT.search(text):
+        # Accents and letter commands outside math (tex_to_unicode leaves math alone).
         from pubsearch.readers.tex import tex_to_unicode
 
         text = "\n".join(map(tex_to_unicode, text.split("\n")))
     out: list[str] = []
     at = 0
     for start, end, inner_start, inner_end in _math_spans(text):
-        out.append(_query_prose(text[at:start]))
+        out.append(prose(text[at:start]))
         out.append(_math(text[inner_start:inner_end]))
         at = end
-    out.append(_query_prose(text[at:]))
+    out.append(prose(text[at:]))
     return "".join(out)
 
 
