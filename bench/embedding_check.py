@@ -53,7 +53,7 @@ def main() -> None:
         reference_vectors(*args.reference)
         return
 
-    from pubsearch import embedding
+    from pubsearch.index import embedding
 
     with gzip.open(args.records, "rt", encoding="utf-8") as lines:
         records = [json.loads(line) for line in itertools.islice(lines, args.count)]

@@ -6,7 +6,7 @@ the corpus with vectors (kept in ``--work`` so that a second run embeds nothing)
 pubsearch's keyword ranking (``mode=lexical``, the first ``--depth`` hits with their scores)
 and every record's similarity to the query, and scores fusions of the two with nDCG@10:
 
-- ``mix W``: pubsearch.semantic.fuse, the min-max score mix with semantic weight W;
+- ``mix W``: pubsearch.search.semantic.fuse, the min-max score mix with semantic weight W;
 - ``rrf K``: reciprocal rank fusion, 1/(K + rank) summed over both lists;
 - ``semantic``: the similarity alone.
 
@@ -27,13 +27,14 @@ from pathlib import Path
 import numpy as np
 from relevance import Collection, collection, measured, read_qrels
 
-from pubsearch import semantic, trec
-from pubsearch.embedding import Embedder
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchService
-from pubsearch.storage import current_generation, open_index
-from pubsearch.vectors import embed_index, generation_table
+from pubsearch.cli import trec
+from pubsearch.index.build import build_index
+from pubsearch.index.embedding import Embedder
+from pubsearch.index.storage import current_generation, open_index
+from pubsearch.index.vectors import embed_index, generation_table
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search import semantic
+from pubsearch.search.service import SearchService
 
 TUNING = ["scifact:train", "cranfield", "npl", "adi"]
 Run = dict[str, dict[str, float]]

@@ -73,8 +73,8 @@ def rss():
             return int(line.split()[1]) / 1024
 before = rss()
 started = time.perf_counter()
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 service = SearchService(Path(sys.argv[1]))
 total = service.search(SearchRequest(q=sys.argv[2], facets=True)).total
 first = time.perf_counter() - started

@@ -1,8 +1,9 @@
 """Loose matches: which matches of a relaxed query count, measured for candidate rules.
 
 A script, not a test. A query of three or more bare words that fewer than 10 records have
-whole is searched with any of its words (pubsearch.querying); pubsearch.wellmatched decides
-which of those matches match it *well*: what ``total``, the pages and the facets describe.
+whole is searched with any of its words (pubsearch.search.compiler);
+pubsearch.search.wellmatched decides which of those matches match it *well*: what ``total``,
+the pages and the facets describe.
 This script scores that rule and the candidates it was chosen among, on each relaxed query:
 
 * the development collections (SciFact train, Cranfield, NPL, ADI, as bench/relevance.py
@@ -45,15 +46,16 @@ from typing import Any
 import numpy as np
 from relevance import collection, measured, read_qrels
 
-from pubsearch import ranking, trec, wellmatched
-from pubsearch.indexing import build_index
-from pubsearch.masks import query_mask
-from pubsearch.querying import FUNCTION_WORDS, parse_text_query
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
-from pubsearch.storage import current_generation, open_index
-from pubsearch.topdocs import field_lengths, match_scores
+from pubsearch.cli import trec
+from pubsearch.index.build import build_index
+from pubsearch.index.storage import current_generation, open_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search import ranking, wellmatched
+from pubsearch.search.compiler import FUNCTION_WORDS, parse_text_query
+from pubsearch.search.masks import query_mask
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
+from pubsearch.search.topdocs import field_lengths, match_scores
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
@@ -122,7 +124,7 @@ class Reader:
         gen = current_generation(index_dir)
         assert gen is not None
         self.index = open_index(gen)
-        from pubsearch import ranking as scoring
+        from pubsearch.search import ranking as scoring
 
         self.searcher = self.index.searcher(weighting=scoring.weighting())
         reader = self.searcher.reader()

@@ -92,8 +92,8 @@ CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from typing import Any
-from pubsearch.searching import SearchService
-from pubsearch.request import SearchRequest
+from pubsearch.search.service import SearchService
+from pubsearch.search.request import SearchRequest
 index, asked, repeat = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 prepare = sys.argv[4] == "1"
 service = SearchService(Path(index))

@@ -50,11 +50,11 @@ import ir_measures
 import Stemmer
 from ir_measures import RR, R, nDCG
 
-from pubsearch import trec
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.storage import current_generation
-from pubsearch.vectors import embed_index
+from pubsearch.cli import trec
+from pubsearch.index.build import build_index
+from pubsearch.index.storage import current_generation
+from pubsearch.index.vectors import embed_index
+from pubsearch.ingest.readers import ReadReport, read_paths
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -291,7 +291,7 @@ def main() -> None:
     rows = []
     embedder = None
     if args.mode != "lexical":
-        from pubsearch.embedding import Embedder
+        from pubsearch.index.embedding import Embedder
 
         embedder = Embedder() if args.max_tokens is None else Embedder(max_tokens=args.max_tokens)
     with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as scratch:

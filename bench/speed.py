@@ -171,7 +171,7 @@ CREATE INDEX docs_year ON docs (year);
 
 def sqlite_build(db: Path, source: Path) -> None:
     """Index ``source`` through pubsearch's reader into a new SQLite FTS5 database."""
-    from pubsearch.readers import ReadReport, read_paths
+    from pubsearch.ingest.readers import ReadReport, read_paths
 
     con = sqlite3.connect(db)
     con.executescript(SQLITE_SCHEMA)
@@ -397,8 +397,8 @@ def interleaved(
 def pubsearch_runner(
     index: Path, facets: bool, mode: str | None = None
 ) -> tuple[Any, Callable[[Query], int]]:
-    from pubsearch.request import SearchRequest, YearRange
-    from pubsearch.searching import SearchService
+    from pubsearch.search.request import SearchRequest, YearRange
+    from pubsearch.search.service import SearchService
 
     service = SearchService(index)
 
@@ -524,7 +524,7 @@ def check_facets(index: Path, expected_new_author: int) -> None:
     import numpy as np
     from whoosh import index as whoosh_index
 
-    from pubsearch.facets import FacetTable
+    from pubsearch.index.facets import FacetTable
 
     gen = index / (index / "CURRENT").read_text().strip()
     ix = whoosh_index.open_dir(str(gen))
@@ -557,12 +557,12 @@ def bench_semantic(
 ) -> SizeResult:
     """Embedding rate, query embedding time, and hybrid against lexical latency; with
     ``existing`` (an index of the first ``size`` records, embedded), the latencies only."""
-    from pubsearch.embedding import Embedder
+    from pubsearch.index.embedding import Embedder
 
     result = SizeResult(size)
     if existing is not None:
-        from pubsearch.request import SearchRequest
-        from pubsearch.searching import SearchService
+        from pubsearch.search.request import SearchRequest
+        from pubsearch.search.service import SearchService
 
         index = existing
         service = SearchService(index)

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from pubsearch.searching import SearchService
+from pubsearch.search.service import SearchService
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"

@@ -23,11 +23,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from pubsearch.records import fold
-from pubsearch.request import SearchRequest
-from pubsearch.results import Hit
-from pubsearch.searching import SearchService
-from pubsearch.textforms import transliterations
+from pubsearch.ingest.records import fold
+from pubsearch.ingest.textforms import transliterations
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import Hit
+from pubsearch.search.service import SearchService
 
 ISSUE = [
     "Hinton",

@@ -37,10 +37,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
-from pubsearch.textforms import searchable
+from pubsearch.ingest.records import Record
+from pubsearch.ingest.textforms import searchable
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
@@ -54,7 +54,7 @@ def ensure_index(index: Path, data: Path) -> None:
         return
     print(f"indexing {data} into {index} ...", file=sys.stderr)
     subprocess.run(
-        [sys.executable, "-m", "pubsearch.cli", "index", "--no-vectors", "--index", str(index)]
+        [sys.executable, "-m", "pubsearch.cli.main", "index", "--no-vectors", "--index", str(index)]
         + [str(data)],
         check=True,
     )

@@ -17,13 +17,13 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.service import SearchService
 from pubsearch.web import SERVICE_KEY, create_app
 
 if TYPE_CHECKING:
-    from pubsearch.embedding import Embedder
+    from pubsearch.index.embedding import Embedder
 
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "seeds"
@@ -59,7 +59,7 @@ def seed_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The real sentence model (the semantic extra), loaded once."""
-    from pubsearch.embedding import Embedder
+    from pubsearch.index.embedding import Embedder
 
     return Embedder()
 
@@ -67,7 +67,7 @@ def embedder() -> Embedder:
 @pytest.fixture(scope="session")
 def vector_index(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
     """An index of seeds/ whose records have vectors, shared read-only."""
-    from pubsearch.vectors import embed_index
+    from pubsearch.index.vectors import embed_index
 
     index_dir = tmp_path_factory.mktemp("vector-index")
     build_index(index_dir, read_paths([SEEDS], ReadReport()))

@@ -13,9 +13,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pubsearch.export import record_to_dict
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record, normalize_doi
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record, normalize_doi
+from pubsearch.search.export import record_to_dict
 
 FORMATS_DIR = Path(__file__).parent / "data" / "formats"
 CHECKED_FIELDS = (
@@ -71,8 +71,8 @@ def assert_records_as_expected(records: list[Record], name: str) -> None:
 def assert_round_trip(index_dir: Path, tmp_path: Path, name: str, write: Any) -> None:
     """Export every record of ``index_dir`` with ``write`` (records -> text) to ``name``,
     index that file again, and check the records come back field by field."""
-    from pubsearch.indexing import build_index
-    from pubsearch.searching import SearchService
+    from pubsearch.index.build import build_index
+    from pubsearch.search.service import SearchService
 
     svc = SearchService(index_dir)
     try:
@@ -175,7 +175,7 @@ TEX_RECORDS: tuple[dict[str, Any], ...] = (
 
 def build_tex_index(folder: Path) -> Path:
     """An index of :data:`TEX_RECORDS` in ``folder``."""
-    from pubsearch.indexing import build_index
+    from pubsearch.index.build import build_index
 
     source = folder / "tex.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in TEX_RECORDS), encoding="utf-8")

@@ -3,7 +3,7 @@ the index of the subject tests (test_searching_subjects.py, test_web_facets.py).
 
 from __future__ import annotations
 
-from pubsearch.records import Record
+from pubsearch.ingest.records import Record
 
 RECORDS = [
     Record(title="Gradient descent for deep networks", subjects=("cs.LG",), year=2021),

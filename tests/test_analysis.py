@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch import analysis
-from pubsearch.analysis import FastAnalyzer
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.schema import WORD_PATTERN, name_analyzer, text_analyzer, written_analyzer
+from pubsearch.index import analysis
+from pubsearch.index.analysis import FastAnalyzer
+from pubsearch.index.schema import WORD_PATTERN, name_analyzer, text_analyzer, written_analyzer
+from pubsearch.ingest.readers import ReadReport, read_paths
 
 DATA = Path(__file__).resolve().parent / "data"
 

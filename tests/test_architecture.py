@@ -1,5 +1,5 @@
-"""Whoosh below its public API is known in two modules only: pubsearch.segments.w3format
-(which reads Whoosh 3 segments) and pubsearch.segments.w3write (which writes them).
+"""Whoosh below its public API is known in two modules only: pubsearch.codec.w3format
+(which reads Whoosh 3 segments) and pubsearch.codec.w3write (which writes them).
 
 Every other module of src/pubsearch goes through them for Whoosh's private attributes,
 private names and byte-layout modules, which a new Whoosh release may change: these
@@ -17,7 +17,7 @@ from pathlib import Path
 import whoosh
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "pubsearch"
-FORMAT_MODULES = frozenset({"segments/w3format.py", "segments/w3write.py"})
+FORMAT_MODULES = frozenset({"codec/w3format.py", "codec/w3write.py"})
 # Whoosh's modules of on-disk layout: codecs, hash tables and files, struct sizes, length
 # bytes; and the matcher wrappers that hide a segment's deletions. (``whoosh.columns`` is
 # the schema's public API for a field's column type; reading a column's internals is
@@ -68,7 +68,7 @@ def _whoosh_imported(tree: ast.Module) -> set[str]:
     bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("whoosh") or node.module.startswith("pubsearch.segments"):
+            if node.module.startswith(("whoosh", "pubsearch.codec", "pubsearch.index.segments")):
                 bound.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.Import):
             whoosh_names = [a for a in node.names if a.name.startswith("whoosh")]

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import normalize_arxiv_id
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import normalize_arxiv_id
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 SAMPLE = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"

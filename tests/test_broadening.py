@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pubsearch.broadening import nearest_broader
-from pubsearch.querying import bare_words
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.search.broadening import nearest_broader
+from pubsearch.search.compiler import bare_words
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 
 
 def test_plain_words_only_for_queries_without_syntax() -> None:

@@ -29,8 +29,8 @@ from playwright.sync_api import (
 )
 from playwright.sync_api import Error as PlaywrightError
 
-from pubsearch.indexing import build_index
-from pubsearch.records import Record
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
 
 pytestmark = pytest.mark.browser
 

@@ -21,19 +21,20 @@ from whoosh.codec.whoosh3 import W3TermInfo
 from whoosh.qparser import QueryParser
 from whoosh.writing import SegmentWriter
 
-from pubsearch import analysis as pubsearch_analysis
-from pubsearch import speedups as speedups_module
-from pubsearch import storage
-from pubsearch.documents import record_fields
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.schema import WRITTEN_FIELDS, build_schema, text_analyzer
-from pubsearch.segments import docpostings, w3format, w3write
-from pubsearch.segments import workers as segment_workers
-from pubsearch.segments import writer as segment_writer
-from pubsearch.segments.pool import FieldPostings, TermPool, _stable_order
-from pubsearch.segments.writer import BulkWriter
+from pubsearch.codec import w3format, w3write
+from pubsearch.codec.pool import FieldPostings, TermPool, _stable_order
+from pubsearch.core import speedups as speedups_module
+from pubsearch.index import analysis as pubsearch_analysis
+from pubsearch.index import storage
+from pubsearch.index.build import build_index
+from pubsearch.index.documents import record_fields
+from pubsearch.index.schema import WRITTEN_FIELDS, build_schema, text_analyzer
+from pubsearch.index.segments import docpostings
+from pubsearch.index.segments import workers as segment_workers
+from pubsearch.index.segments import writer as segment_writer
+from pubsearch.index.segments.writer import BulkWriter
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
 
 DATA = Path(__file__).resolve().parent / "data"
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
@@ -383,7 +384,7 @@ def _blocks(raw: bytes) -> list[tuple[Any, Any]]:
 
 def _require_speedups() -> None:
     if speedups_module.compiled is None:
-        pytest.skip("pubsearch._speedups (C) was not built: a C compiler and Python's headers")
+        pytest.skip("pubsearch.core._speedups (C) was not built: a C compiler and Python's headers")
 
 
 @pytest.mark.parametrize(
@@ -476,11 +477,11 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import storage
-from pubsearch.errors import WorkerError
-from pubsearch.segments import workers
-from pubsearch.documents import record_fields
-from pubsearch.indexing import build_index
-from pubsearch.records import Record
+from pubsearch.core.errors import WorkerError
+from pubsearch.index.segments import workers
+from pubsearch.index.documents import record_fields
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
 
 def docs():
     for n in range(10**6):
@@ -536,11 +537,11 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from pubsearch import storage
-from pubsearch.errors import WorkerError
-from pubsearch.segments import workers
-from pubsearch.documents import record_fields
-from pubsearch.indexing import build_index
-from pubsearch.records import Record
+from pubsearch.core.errors import WorkerError
+from pubsearch.index.segments import workers
+from pubsearch.index.documents import record_fields
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
 
 def docs():
     for n in range(3000):
@@ -589,7 +590,7 @@ def _cmdline(pid: int) -> str:
 def test_version_says_whether_indexing_runs_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from pubsearch.cli import main
+    from pubsearch.cli.main import main
 
     _require_speedups()
     result = CliRunner().invoke(main, ["--version"], prog_name="pubsearch")
@@ -732,7 +733,7 @@ def test_young_objects_collected_after_each_full_segment(tmp_path: Path) -> None
 def test_freed_memory_handed_back_after_each_full_segment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pubsearch import memory
+    from pubsearch.core import memory
 
     trims: list[int] = []
     monkeypatch.setattr(memory, "trim", lambda: trims.append(len(trims)) or True)

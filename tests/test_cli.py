@@ -11,8 +11,8 @@ import pytest
 from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
-from pubsearch import storage
-from pubsearch.cli import main
+from pubsearch.cli.main import main
+from pubsearch.index import storage
 
 
 @pytest.fixture
@@ -49,7 +49,8 @@ def test_index_prints_one_summary_line(runner: CliRunner, tmp_path: Path, seeds_
 def test_a_large_build_without_the_c_module_says_how_to_get_it(
     runner: CliRunner, tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pubsearch import cli_indexing, speedups
+    from pubsearch.cli import indexing as cli_indexing
+    from pubsearch.core import speedups
 
     monkeypatch.setattr(
         cli_indexing, "SLOW_BUILD_NOTE_FROM", 10
@@ -358,8 +359,8 @@ def test_index_progress_bar_shows_rate_and_time_left(
 ) -> None:
     import sys
 
-    from pubsearch.progress import IndexProgress as _Progress
-    from pubsearch.readers import ReadReport, read_paths
+    from pubsearch.cli.progress import IndexProgress as _Progress
+    from pubsearch.ingest.readers import ReadReport, read_paths
 
     sample = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

@@ -19,8 +19,8 @@ import pytest
 import werkzeug.test
 from click.testing import CliRunner
 
-from pubsearch import memory
-from pubsearch.cli import _browser_url, main
+from pubsearch.cli.main import _browser_url, main
+from pubsearch.core import memory
 from pubsearch.web import serving
 
 

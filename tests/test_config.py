@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch import config
-from pubsearch.config import resolve_index_dir
+from pubsearch.core import config
+from pubsearch.core.config import resolve_index_dir
 
 
 def test_option_beats_environment_beats_default() -> None:

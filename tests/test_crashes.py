@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pubsearch import storage
-from pubsearch.indexing import build_index
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.index import storage
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 WORDS = (
     "gradient descent sparse attention kernel tensor graph quantum lattice protein spectral "
@@ -155,7 +155,7 @@ def test_second_indexer_waits_for_the_first_to_finish(tmp_path: Path, seeds_dir:
 
 
 def test_searches_keep_answering_during_rebuilds(tmp_path: Path, seeds_dir: Path) -> None:
-    from pubsearch.readers import ReadReport, read_paths
+    from pubsearch.ingest.readers import ReadReport, read_paths
 
     index_dir = tmp_path / "ix"
     build_index(index_dir, read_paths([seeds_dir], ReadReport()))

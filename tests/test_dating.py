@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.dating import dated_by_submission
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.dating import dated_by_submission
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pubsearch import embedding
-from pubsearch.embedding import Embedder
+from pubsearch.index import embedding
+from pubsearch.index.embedding import Embedder
 
 pytestmark = pytest.mark.semantic
 

@@ -1,5 +1,5 @@
 """A BibTeX eprint whose title disagrees with the record of that id is not merged
-(pubsearch.eprints), in a build whatever the order of the files, and in an update."""
+(pubsearch.ingest.eprints), in a build whatever the order of the files, and in an update."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pubsearch.cli import main
-from pubsearch.eprints import EprintCheck, titles_agree
-from pubsearch.indexing import build_index, update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.index.build import build_index, update_index
+from pubsearch.ingest.eprints import EprintCheck, titles_agree
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search.service import SearchService
 
 
 @pytest.mark.parametrize(

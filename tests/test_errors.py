@@ -6,7 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
-from pubsearch import errors
+from pubsearch.core import errors
 
 SRC = Path(errors.__file__).resolve().parent
 

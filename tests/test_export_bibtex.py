@@ -10,12 +10,12 @@ from format_fixtures import assert_round_trip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pubsearch import export
-from pubsearch.cli import main
-from pubsearch.readers.bibtex import plain_text
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.ingest.readers.bibtex import plain_text
+from pubsearch.ingest.records import Record
+from pubsearch.search import export
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 
 def test_key_is_family_name_year_and_first_significant_title_word() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from format_fixtures import EXPORT_RECORD, assert_round_trip
 
-from pubsearch.export import record_to_csl, records_to_csljson
-from pubsearch.records import Record
+from pubsearch.ingest.records import Record
+from pubsearch.search.export import record_to_csl, records_to_csljson
 
 RECORD = replace(
     EXPORT_RECORD,

@@ -8,8 +8,8 @@ import pytest
 import rispy
 from format_fixtures import EXPORT_RECORD, assert_round_trip
 
-from pubsearch.export import name_parts, record_to_ris, records_to_ris
-from pubsearch.records import Record
+from pubsearch.ingest.records import Record
+from pubsearch.search.export import name_parts, record_to_ris, records_to_ris
 
 RECORD = EXPORT_RECORD
 

@@ -21,15 +21,15 @@ from whoosh import columns as whoosh_columns
 from whoosh import fields as whoosh_fields
 from whoosh import index as whoosh_index
 
-from pubsearch import facets, storage
-from pubsearch.facets import FACETS_FILE, FacetTable, _column_values, _live, _years
-from pubsearch.indexing import build_index, update_index
-from pubsearch.masks import query_mask
-from pubsearch.querying import parse_query
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record, fold
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.index import facets, storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.facets import FACETS_FILE, FacetTable, _column_values, _live, _years
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record, fold
+from pubsearch.search.compiler import parse_query
+from pubsearch.search.masks import query_mask
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"
@@ -226,7 +226,7 @@ def test_table_joined_from_the_writers_segments_is_the_one_read_from_the_index(
     several segments from two workers, then extended by the merged duplicates), is the
     table read from the whole index: the same ids, labels ("C. Balázs" as first seen),
     offsets, years and live documents."""
-    from pubsearch.segments import workers as segment_workers
+    from pubsearch.index.segments import workers as segment_workers
 
     monkeypatch.setattr(segment_workers, "PARALLEL_THRESHOLD", 50)
     monkeypatch.setattr(segment_workers, "DOCS_PER_SEGMENT", 90)
@@ -372,8 +372,8 @@ def test_update_keeps_facet_data_right(tmp_path: Path, seeds_dir: Path) -> None:
     update_index(updated, changes)
 
     # The same records, updated the same way, built in one go.
-    from pubsearch.indexing import combine
-    from pubsearch.records import merge_records
+    from pubsearch.index.build import combine
+    from pubsearch.ingest.records import merge_records
 
     final, _ = merge_records(records)
     by_id = {r.id: r for r in final}
@@ -402,7 +402,7 @@ def test_an_update_merges_only_small_segments_and_reads_the_facet_table_anew_onl
 ) -> None:
     # Many segments: small ones (an update's) are merged, renumbering documents; a
     # build's large ones never are, and their facet table only grows.
-    from pubsearch.segments import workers, writer
+    from pubsearch.index.segments import workers, writer
 
     monkeypatch.setattr(workers, "DOCS_PER_SEGMENT", per_segment)
     monkeypatch.setattr(writer, "SMALL_SEGMENT_DOCS", 50)

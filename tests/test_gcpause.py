@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pubsearch import gcpause
+from pubsearch.core import gcpause
 
 
 def test_paused_inside_and_as_it_was_after_even_on_error() -> None:

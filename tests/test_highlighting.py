@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from whoosh import highlight
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch.highlighting import SNIPPET_CHARS, MarkFormatter, TextTokens, marked
-from pubsearch.records import MARK_END, MARK_START
-from pubsearch.schema import build_schema
+from pubsearch.index.schema import build_schema
+from pubsearch.ingest.records import MARK_END, MARK_START
+from pubsearch.search.highlighting import SNIPPET_CHARS, MarkFormatter, TextTokens, marked
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from pubsearch.cli import main
-from pubsearch.errors import ReadError
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.core.errors import ReadError
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 
 def jsonl_record(n: int) -> str:

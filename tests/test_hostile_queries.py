@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pubsearch.errors import UsageError
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import UsageError
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 SYNTAX = [
     '"',

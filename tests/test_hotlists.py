@@ -11,14 +11,16 @@ import numpy as np
 import pytest
 from whoosh import query as wq
 
-from pubsearch import masks, storage
-from pubsearch.indexing import build_index, update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.schema import KEPT_LIST_FIELDS
-from pubsearch.searching import SearchService
-from pubsearch.segments import hotlists, w3format
+from pubsearch.codec import hotlists, w3format
+from pubsearch.core import npzfiles
+from pubsearch.index import storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.schema import KEPT_LIST_FIELDS
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search import masks
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"
@@ -133,9 +135,9 @@ def test_a_damaged_file_is_not_used(tmp_path: Path, low_bound: None, damage: str
         elif damage == "garbage":
             path.write_bytes(b"not a zip file at all" * 100)
         else:
-            arrays = dict(storage.load_arrays(path))
+            arrays = dict(npzfiles.load_arrays(path))
             del arrays["content.weights"]
-            storage.save_arrays(path, arrays)
+            npzfiles.save_arrays(path, arrays)
     moved = tmp_path / "moved"  # a new path: this process has not opened its files yet
     shutil.copytree(tmp_path / "ix", moved)
     gen = storage.current_generation(moved)
@@ -333,7 +335,7 @@ def test_many_look_ups_in_c_refuse_what_they_cannot_read(tmp_path: Path) -> None
     are not bytes are refused with an error, not read."""
     import os
 
-    from pubsearch import speedups
+    from pubsearch.core import speedups
 
     compiled = speedups.active()
     assert compiled is not None
@@ -367,7 +369,7 @@ def test_a_prefix_read_in_c_is_what_python_reads(
 ) -> None:
     """A prefix's words and lists, scanned and decoded in C a run of lists at a time
     between the kept ones, are those the word-by-word reading gives."""
-    from pubsearch import speedups
+    from pubsearch.core import speedups
 
     compiled = speedups.active()
     assert compiled is not None
@@ -419,9 +421,9 @@ def test_a_prefix_with_kept_lists_scores_as_numpy_does_to_the_last_bit(
 ) -> None:
     """Its kept lists, scored where they stand among its other postings, give the sums
     numpy gives for all its postings in one array."""
-    from pubsearch import speedups
-    from pubsearch.querying import parse_query
-    from pubsearch.topdocs import _scores, field_lengths
+    from pubsearch.core import speedups
+    from pubsearch.search.compiler import parse_query
+    from pubsearch.search.topdocs import _scores, field_lengths
 
     ix = storage.open_index(_build(tmp_path))
     try:

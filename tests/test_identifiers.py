@@ -1,10 +1,10 @@
-"""arXiv ids and DOIs as people type and paste them (pubsearch.identifiers)."""
+"""arXiv ids and DOIs as people type and paste them (pubsearch.ingest.identifiers)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pubsearch.identifiers import (
+from pubsearch.ingest.identifiers import (
     Identifier,
     arxiv_id_of_doi,
     identifier_in_word,

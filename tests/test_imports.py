@@ -10,12 +10,12 @@ HEAVY = ("whoosh", "numpy", "flask")
 # What only a build needs: the segment writer, its worker processes, the format's write half.
 WRITING = {
     "multiprocessing",
-    "pubsearch.indexing",
-    "pubsearch.segments.docpostings",
-    "pubsearch.segments.pool",
-    "pubsearch.segments.w3write",
-    "pubsearch.segments.workers",
-    "pubsearch.segments.writer",
+    "pubsearch.index.build",
+    "pubsearch.index.segments.docpostings",
+    "pubsearch.codec.pool",
+    "pubsearch.codec.w3write",
+    "pubsearch.index.segments.workers",
+    "pubsearch.index.segments.writer",
 }
 
 
@@ -33,7 +33,7 @@ def loaded_after(code: str) -> set[str]:
 def test_help_and_version_load_no_search_engine() -> None:
     for argv in (["--version"], ["--help"], ["query", "--help"], ["index", "--help"]):
         code = (
-            "from pubsearch.cli import main\n"
+            "from pubsearch.cli.main import main\n"
             f"try:\n    main({argv!r}, standalone_mode=False)\nexcept SystemExit:\n    pass"
         )
         loaded = loaded_after(code)
@@ -43,7 +43,7 @@ def test_help_and_version_load_no_search_engine() -> None:
 def test_a_query_loads_neither_the_writer_nor_the_web_nor_processes(seed_index: Path) -> None:
     code = (
         "from click.testing import CliRunner\n"
-        "from pubsearch.cli import main\n"
+        "from pubsearch.cli.main import main\n"
         f"result = CliRunner().invoke(main, ['query', '--index', {str(seed_index)!r}, 'batch'])\n"
         "assert result.exit_code == 0, result.output"
     )
@@ -55,6 +55,6 @@ def test_a_query_loads_neither_the_writer_nor_the_web_nor_processes(seed_index: 
 def test_the_search_side_imports_the_format_reader_not_the_writer() -> None:
     """The search reads segments through w3format and maps stored fields to records with
     documents.py; it never loads the writer, the worker processes or multiprocessing."""
-    loaded = loaded_after("import pubsearch.searching")
-    assert {"pubsearch.segments.w3format", "pubsearch.documents"} <= loaded
+    loaded = loaded_after("import pubsearch.search.service")
+    assert {"pubsearch.codec.w3format", "pubsearch.index.documents"} <= loaded
     assert not loaded & WRITING, loaded & WRITING

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch import storage
-from pubsearch.errors import IndexLockedError, IndexMissingError
-from pubsearch.indexing import build_index, update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import IndexLockedError, IndexMissingError
+from pubsearch.index import storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 
 def seeds(seeds_dir: Path) -> Iterator[Record]:
@@ -176,7 +176,7 @@ def test_old_searcher_keeps_working_after_swap(tmp_path: Path, seeds_dir: Path) 
 
 def test_pointer_to_missing_generation_is_reported(tmp_path: Path) -> None:
     (tmp_path / "CURRENT").write_text("gen-gone\n")
-    from pubsearch.errors import IndexCorruptError
+    from pubsearch.core.errors import IndexCorruptError
 
     with pytest.raises(IndexCorruptError, match="missing or incomplete"):
         SearchService(tmp_path).search(SearchRequest())
@@ -202,8 +202,8 @@ def test_streaming_build_merges_duplicates_across_files(
 ) -> None:
     import json
 
-    from pubsearch.records import merge_records
-    from pubsearch.segments import workers as segment_workers
+    from pubsearch.index.segments import workers as segment_workers
+    from pubsearch.ingest.records import merge_records
 
     # Worker processes for this small input.
     monkeypatch.setattr(segment_workers, "PARALLEL_THRESHOLD", 50)
@@ -234,7 +234,7 @@ def test_index_of_another_schema_is_refused_with_a_rebuild_hint(tmp_path: Path) 
     from whoosh import fields
     from whoosh import index as whoosh_index
 
-    from pubsearch.errors import IndexCorruptError
+    from pubsearch.core.errors import IndexCorruptError
 
     gen = tmp_path / "gen-old"
     gen.mkdir()
@@ -250,10 +250,10 @@ def test_index_with_words_cut_otherwise_is_refused_with_a_rebuild_hint(tmp_path:
     its words would not meet today's."""
     from whoosh import index as whoosh_index
 
-    from pubsearch.errors import IndexCorruptError
-    from pubsearch.indexing import update_index
-    from pubsearch.records import Record
-    from pubsearch.schema import ANALYSED_FIELDS, build_schema
+    from pubsearch.core.errors import IndexCorruptError
+    from pubsearch.index.build import update_index
+    from pubsearch.index.schema import ANALYSED_FIELDS, build_schema
+    from pubsearch.ingest.records import Record
 
     schema = build_schema()
     for name in ANALYSED_FIELDS:
@@ -277,9 +277,9 @@ def test_an_index_without_the_words_as_written_is_refused_with_a_rebuild_hint(
     stems. Searching and updating it say to rebuild it; a rebuild searches."""
     from whoosh import index as whoosh_index
 
-    from pubsearch.documents import record_fields
-    from pubsearch.errors import IndexCorruptError
-    from pubsearch.schema import WRITTEN_FIELDS, build_schema
+    from pubsearch.core.errors import IndexCorruptError
+    from pubsearch.index.documents import record_fields
+    from pubsearch.index.schema import WRITTEN_FIELDS, build_schema
 
     schema = build_schema()
     for name in WRITTEN_FIELDS.values():

@@ -16,15 +16,17 @@ from whoosh import query as wq
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
 from whoosh.writing import SegmentWriter
 
-from pubsearch import masks, speedups, storage
-from pubsearch.documents import record_fields
-from pubsearch.indexing import build_index, update_index
-from pubsearch.masks import _sorted_common, phrase_docs, postings, query_mask
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
-from pubsearch.segments import w3format
+from pubsearch.codec import w3format
+from pubsearch.core import speedups
+from pubsearch.index import storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.documents import record_fields
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search import masks
+from pubsearch.search.masks import _sorted_common, phrase_docs, postings, query_mask
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pubsearch import memory
+from pubsearch.core import memory
 
 GLIBC = platform.libc_ver()[0] == "glibc"
 

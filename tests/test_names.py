@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pubsearch.names import (
+from pubsearch.index.names import (
     Documents,
     Name,
     NameIndex,
@@ -23,7 +23,7 @@ from pubsearch.names import (
     recorded_name,
     typed_readings,
 )
-from pubsearch.records import fold
+from pubsearch.ingest.records import fold
 
 DATA = Path(__file__).resolve().parent / "data"
 

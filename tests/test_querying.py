@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from whoosh import query as wq
 
-from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.querying import (
+from pubsearch.core.errors import ParameterError, QuerySyntaxError
+from pubsearch.index.schema import build_schema
+from pubsearch.search.compiler import (
     FUNCTION_WORDS_FROM,
     MAX_BARE_TERMS,
     MAX_QUERY_CHARS,
@@ -12,8 +13,7 @@ from pubsearch.querying import (
     parse_query,
     parse_text_query,
 )
-from pubsearch.request import YearRange, parse_year
-from pubsearch.schema import build_schema
+from pubsearch.search.request import YearRange, parse_year
 
 SCHEMA = build_schema()
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pubsearch.errors import QuerySyntaxError
-from pubsearch.querying import FIELDS
-from pubsearch.querysyntax import (
+from pubsearch.core.errors import QuerySyntaxError
+from pubsearch.search.compiler import FIELDS
+from pubsearch.search.syntax import (
     MAX_DEPTH,
     PROSE_MIN_WORDS,
     AllOf,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pubsearch.readable import readable
+from pubsearch.ingest.readable import readable
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from pubsearch.readers.arxiv_snapshot import read_arxiv_snapshot
-from pubsearch.readers.jsonl import read_jsonl
-from pubsearch.readers.report import ReadReport
-from pubsearch.records import Record, merge_records
+from pubsearch.ingest.readers.arxiv_snapshot import read_arxiv_snapshot
+from pubsearch.ingest.readers.jsonl import read_jsonl
+from pubsearch.ingest.readers.report import ReadReport
+from pubsearch.ingest.records import Record, merge_records
 
 DATA = Path(__file__).parent / "data"
 SNAPSHOT_SAMPLE = DATA / "arxiv-snapshot.sample.json"

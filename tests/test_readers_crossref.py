@@ -8,8 +8,8 @@ from pathlib import Path
 
 from format_fixtures import FORMATS_DIR, assert_records_as_expected, fields_of, read_fixture
 
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.readers.crossref import jats_text, record_from_work
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.readers.crossref import jats_text, record_from_work
 
 
 def test_a_search_response_reads_item_by_item() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from format_fixtures import FORMATS_DIR, assert_records_as_expected, read_fixture
 
-from pubsearch.readers.csljson import csl_author, looks_like_csljson, record_from_csl
-from pubsearch.readers.fields import date_parts
+from pubsearch.ingest.readers.csljson import csl_author, looks_like_csljson, record_from_csl
+from pubsearch.ingest.readers.fields import date_parts
 
 NAME = "library.csl.json"
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from pubsearch.errors import ReadError
-from pubsearch.readers.fields import split_authors
-from pubsearch.readers.jsonl import read_jsonl
-from pubsearch.readers.report import ReadReport
-from pubsearch.records import Record, clean_text
+from pubsearch.core.errors import ReadError
+from pubsearch.ingest.readers.fields import split_authors
+from pubsearch.ingest.readers.jsonl import read_jsonl
+from pubsearch.ingest.readers.report import ReadReport
+from pubsearch.ingest.records import Record, clean_text
 
 DATA = Path(__file__).parent / "data"
 CORPUS_SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"

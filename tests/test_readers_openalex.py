@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from format_fixtures import FORMATS_DIR, assert_records_as_expected, read_fixture
 
-from pubsearch.readers.openalex import abstract_text, record_from_work
+from pubsearch.ingest.readers.openalex import abstract_text, record_from_work
 
 NAME = "openalex-works.jsonl"
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.errors import ReadError
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record, merge_records
+from pubsearch.core.errors import ReadError
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record, merge_records
 
 HEADER = (
     "arXiv subjects\n\n{name}\n\nPublications and source records attributed to {name}.\n\n"

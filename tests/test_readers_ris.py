@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from format_fixtures import FORMATS_DIR, assert_records_as_expected, read_fixture
 
-from pubsearch.readers.report import ReadReport
-from pubsearch.readers.ris import read_ris, ris_author, ris_date
-from pubsearch.records import Record
+from pubsearch.ingest.readers.report import ReadReport
+from pubsearch.ingest.readers.ris import read_ris, ris_author, ris_date
+from pubsearch.ingest.records import Record
 
 NAME = "library.ris"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.errors import ParameterError, ReadError
-from pubsearch.readers import FORMATS, ReadReport, read_paths
-from pubsearch.readers.sources import detect_format
-from pubsearch.records import Record
+from pubsearch.core.errors import ParameterError, ReadError
+from pubsearch.ingest.readers import FORMATS, ReadReport, read_paths
+from pubsearch.ingest.readers.sources import detect_format
+from pubsearch.ingest.records import Record
 
 DATA = Path(__file__).parent / "data"
 CORPUS_SAMPLE = DATA / "arxiv-2024-2026.sample.jsonl"
@@ -275,7 +275,7 @@ def test_forced_jsonl_reads_a_snapshot_as_generic_json() -> None:
     records, _ = read(SNAPSHOT_SAMPLE, fmt="jsonl")
     assert len(records) == 50
     # The generic reader knows no "versions": its date is update_date, a listing's day,
-    # 19 months after the id's: it is dated by the id's month (pubsearch.dating).
+    # 19 months after the id's: it is dated by the id's month (pubsearch.ingest.dating).
     assert (records[0].year, records[0].date, records[0].listed) == (2007, "2007-04", "2008-11-26")
     assert records[0].source == ""
 
@@ -302,7 +302,7 @@ def test_unknown_format() -> None:
 
 
 def test_the_format_names_the_command_line_offers_are_the_readers() -> None:
-    from pubsearch.readers import FORMAT_NAMES, FORMATS
+    from pubsearch.ingest.readers import FORMAT_NAMES, FORMATS
 
     assert FORMAT_NAMES == tuple(FORMATS)
 
@@ -321,7 +321,7 @@ def test_the_format_names_the_command_line_offers_are_the_readers() -> None:
     ],
 )
 def test_library_formats_are_detected_from_their_content(name: str, fmt: str) -> None:
-    from pubsearch.readers.sources import detect_format
+    from pubsearch.ingest.readers.sources import detect_format
 
     path = DATA / "formats" / name
     first = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)[:32]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pubsearch.readers import tex
-from pubsearch.readers.tex import (
+from pubsearch.ingest.readers import tex
+from pubsearch.ingest.readers.tex import (
     _PLAIN_NAME,
     _normalize_author_fully,
     normalize_author,

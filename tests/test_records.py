@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pubsearch.records import (
+from pubsearch.ingest.records import (
     MARK_START,
     Record,
     author_identity,
@@ -174,7 +174,7 @@ def test_url_is_arxiv_abstract_page_when_known() -> None:
 
 from functools import reduce  # noqa: E402
 
-from pubsearch.records import StreamingMerger, Written  # noqa: E402
+from pubsearch.ingest.records import StreamingMerger, Written  # noqa: E402
 
 _records = st.builds(
     Record,

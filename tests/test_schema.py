@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pubsearch.schema import CONTENT_PARTS, content_text
+from pubsearch.index.schema import CONTENT_PARTS, content_text
 
 
 def test_content_parts_say_what_content_text_makes() -> None:

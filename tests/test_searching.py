@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch import ranking
-from pubsearch.errors import IndexMissingError, ParameterError, RecordNotFoundError
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record, merge_records
-from pubsearch.request import MAX_PAGE_SIZE, SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import IndexMissingError, ParameterError, RecordNotFoundError
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record, merge_records
+from pubsearch.search import ranking
+from pubsearch.search.request import MAX_PAGE_SIZE, SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 
 
 @pytest.fixture(scope="module")
@@ -276,16 +276,16 @@ def test_field_lengths_are_read_once_for_every_thread_of_a_generation(
     a field at 1,000,000 records) are the generation's, read once for all of them."""
     import threading
 
-    from pubsearch import searching
+    from pubsearch.search import service
 
     reads: list[str] = []
-    read = searching.field_lengths
+    read = service.field_lengths
 
     def counted(reader, fieldname):  # type: ignore[no-untyped-def]
         reads.append(fieldname)
         return read(reader, fieldname)
 
-    monkeypatch.setattr(searching, "field_lengths", counted)
+    monkeypatch.setattr(service, "field_lengths", counted)
     service = SearchService(seed_index)
     try:
         totals: list[int] = []

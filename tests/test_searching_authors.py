@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_spelling import write_records
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 PATEL_PAPERS = 2  # Vishal M. Patel's papers among the 300 arXiv records of the sample
@@ -97,7 +97,7 @@ def test_a_one_off_search_reads_the_saved_names_and_finds_what_a_built_table_fin
     the same people and papers as the table built afresh (a generation without one)."""
     import shutil
 
-    from pubsearch.names import NAMES_FILE, NameIndex
+    from pubsearch.index.names import NAMES_FILE, NameIndex
 
     older = tmp_path / "older"
     shutil.copytree(sample.index_dir, older, ignore=shutil.ignore_patterns(".lock"))

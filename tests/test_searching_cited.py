@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from whoosh import index as whoosh_index
 
-from pubsearch import storage
-from pubsearch.documents import record_fields
-from pubsearch.errors import ParameterError
-from pubsearch.indexing import update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.schema import build_schema
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import ParameterError
+from pubsearch.index import storage
+from pubsearch.index.build import update_index
+from pubsearch.index.documents import record_fields
+from pubsearch.index.schema import build_schema
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 FORMATS = Path(__file__).parent / "data" / "formats"
 

@@ -1,6 +1,6 @@
 """Formulas and symbols are found however they are typed: in TeX as the source writes them,
 plainly, with Unicode sub- and superscripts, Greek as a letter or a name; marked where the
-page shows them (pubsearch.textforms, through the analyzers and the query compiler)."""
+page shows them (pubsearch.ingest.textforms, through the analyzers and the query compiler)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 # Each written as arXiv abstracts write them, once or more per form.
 RECORDS = {

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.errors import RecordNotFoundError
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.results import SearchResults
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import RecordNotFoundError
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import SearchResults
+from pubsearch.search.service import SearchService
 
 # Two listings of one paper (one title and year, two arXiv ids, the second with a DOI),
 # old-style ids, a record that cites another's id in its text, and one whose text holds

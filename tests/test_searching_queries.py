@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pubsearch.highlighting import html_to_plain
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.results import SearchResults
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.highlighting import html_to_plain
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import SearchResults
+from pubsearch.search.service import SearchService
 
 SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 

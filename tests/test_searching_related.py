@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.errors import RecordNotFoundError
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import RELATED_MAX, SearchService
+from pubsearch.core.errors import RecordNotFoundError
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import RELATED_MAX, SearchService
 
 
 def _id_of(service: SearchService, title: str) -> str:

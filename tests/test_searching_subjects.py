@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from subject_fixtures import RECORDS, titles_with
 
-from pubsearch.cli import main
-from pubsearch.indexing import build_index
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.index.build import build_index
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 
 
 @pytest.fixture(scope="module")

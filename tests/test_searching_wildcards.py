@@ -14,16 +14,17 @@ from pathlib import Path
 import pytest
 from whoosh.analysis import CharsetFilter, LowercaseFilter
 
-from pubsearch import speedups, storage
-from pubsearch.highlighting import html_to_plain
-from pubsearch.indexing import build_index, update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.results import Hit
-from pubsearch.schema import WORD_PATTERN
-from pubsearch.searching import SearchService
-from pubsearch.textforms import folding
-from pubsearch.tokenizer import SearchableTokenizer
+from pubsearch.core import speedups
+from pubsearch.index import storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.schema import WORD_PATTERN
+from pubsearch.index.tokenizer import SearchableTokenizer
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.textforms import folding
+from pubsearch.search.highlighting import html_to_plain
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import Hit
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -86,7 +87,7 @@ def index_dir(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Path]:
     if request.param and speedups.compiled is None:
-        pytest.skip("pubsearch._speedups (C) was not built")
+        pytest.skip("pubsearch.core._speedups (C) was not built")
     folder = tmp_path_factory.mktemp("wildcards")
     first = _jsonl(folder / "first.jsonl", MADE_UP)
     second = _jsonl(folder / "second.jsonl", [REPLACEMENT, *UPDATE])

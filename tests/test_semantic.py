@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pubsearch import semantic, speedups
-from pubsearch.errors import ParameterError
-from pubsearch.request import SearchRequest, parse_year
-from pubsearch.searching import SearchService
-from pubsearch.vectors import VectorTable, quantise
+from pubsearch.core import speedups
+from pubsearch.core.errors import ParameterError
+from pubsearch.index.vectors import VectorTable, quantise
+from pubsearch.search import semantic
+from pubsearch.search.request import SearchRequest, parse_year
+from pubsearch.search.service import SearchService
 
 # -- fusion (no model needed) ---------------------------------------------------------------
 
@@ -73,7 +74,7 @@ def test_similarities_are_the_product_of_the_stored_vectors(
     in_c: bool, dims: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if in_c:
-        assert speedups.compiled is not None, "pubsearch._speedups was not built"
+        assert speedups.compiled is not None, "pubsearch.core._speedups was not built"
     else:
         monkeypatch.setattr(speedups, "enabled", False)
     rng = np.random.default_rng(dims)
@@ -94,7 +95,7 @@ def test_similarities_are_the_product_of_the_stored_vectors(
 @pytest.mark.speedups
 @pytest.mark.parametrize("dims", [384, 4096])
 def test_similarities_in_c_and_in_numpy_agree(dims: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert speedups.compiled is not None, "pubsearch._speedups was not built"
+    assert speedups.compiled is not None, "pubsearch.core._speedups was not built"
     rng = np.random.default_rng(dims)
     meaning, _ = _index_of(_unit_rows(rng, 9000, dims))
     # The extremes: every code at +-127 against every query number at +-QUERY_MAX, in the
@@ -121,7 +122,7 @@ def test_query_codes_keep_the_query_to_one_part_in_32000() -> None:
 @pytest.mark.speedups
 def test_the_c_similarities_refuse_mismatched_arrays() -> None:
     compiled = speedups.compiled
-    assert compiled is not None, "pubsearch._speedups was not built"
+    assert compiled is not None, "pubsearch.core._speedups was not built"
     codes = np.zeros((4, 8), dtype=np.int8)
     scales = np.ones(4, dtype=np.float32)
     query = np.zeros(8, dtype=np.int16)

@@ -1,4 +1,4 @@
-"""The C code (pubsearch._speedups) must give what the Python it stands for gives."""
+"""The C code (pubsearch.core._speedups) must give what the Python it stands for gives."""
 
 from __future__ import annotations
 
@@ -17,16 +17,18 @@ from whoosh import formats
 from whoosh.analysis import StopFilter as WhooshStopFilter
 from whoosh.analysis.analyzers import CompositeAnalyzer
 
-from pubsearch import analysis, speedups
-from pubsearch.schema import build_schema
-from pubsearch.segments import w3format, w3write
-from pubsearch.segments.pool import FieldPostings, TermNumbers
+from pubsearch.codec import w3format, w3write
+from pubsearch.codec.pool import FieldPostings, TermNumbers
+from pubsearch.core import speedups
+from pubsearch.index import analysis
+from pubsearch.index.schema import build_schema
 
 pytestmark = [
     pytest.mark.speedups,
     pytest.mark.skipif(
         speedups.compiled is None,
-        reason="pubsearch._speedups (C) was not built: it needs a C compiler and Python's headers",
+        reason="pubsearch.core._speedups (C) was not built: it needs a C compiler and "
+        "Python's headers",
     ),
 ]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
-from pubsearch.spelling import MAX_WORDS, SPELLING_FILE, Candidate, Spelling
+from pubsearch.index.build import build_index
+from pubsearch.index.spelling import MAX_WORDS, SPELLING_FILE, Candidate, Spelling
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 TITLES = {
     "diffusion": 900,
@@ -225,8 +225,8 @@ def test_the_tables_are_saved_with_the_generation_and_read_from_it(
 def test_an_update_leaves_the_tables_to_the_first_search(spelt: SearchService) -> None:
     """An update does not build the tables (9.6 s at 102,289 records); the first search
     that needs them builds and saves them, with the update's words and names."""
-    from pubsearch.indexing import update_index
-    from pubsearch.records import Record
+    from pubsearch.index.build import update_index
+    from pubsearch.ingest.records import Record
 
     index_dir = spelt.index_dir.parent / "updated"
     shutil.copytree(spelt.index_dir, index_dir, ignore=shutil.ignore_patterns(".lock"))

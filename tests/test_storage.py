@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pubsearch import storage
+from pubsearch.core import npzfiles
 
 ARRAYS = {
     "meta": np.asarray([3, 7, 11], dtype=np.int64),
@@ -32,21 +32,21 @@ def _check_equal(loaded: dict[str, np.ndarray]) -> None:
 
 def test_saved_arrays_load_mapped_aligned_and_read_only(tmp_path: Path) -> None:
     path = tmp_path / "a.npz"
-    storage.save_arrays(path, ARRAYS)
-    loaded = storage.load_arrays(path)
+    npzfiles.save_arrays(path, ARRAYS)
+    loaded = npzfiles.load_arrays(path)
     _check_equal(loaded)
     for name, array in loaded.items():
         assert not array.flags.writeable, name  # the file's pages, not a copy
         assert not array.flags.owndata, name
         if array.size:
-            assert array.ctypes.data % storage.ARRAY_ALIGN == 0, name
+            assert array.ctypes.data % npzfiles.ARRAY_ALIGN == 0, name
     with pytest.raises(ValueError):
         loaded["meta"][0] = 1
 
 
 def test_saved_arrays_are_a_file_numpy_reads(tmp_path: Path) -> None:
     path = tmp_path / "a.npz"
-    storage.save_arrays(path, ARRAYS)
+    npzfiles.save_arrays(path, ARRAYS)
     with np.load(path, allow_pickle=False) as data:
         _check_equal({name: data[name] for name in data.files})
     with zipfile.ZipFile(path) as zf:
@@ -59,7 +59,7 @@ def test_files_numpy_wrote_are_read_too(tmp_path: Path) -> None:
     for save in (np.savez, np.savez_compressed):
         path = tmp_path / f"{save.__name__}.npz"
         save(path, **ARRAYS)  # type: ignore[operator]
-        loaded = storage.load_arrays(path)
+        loaded = npzfiles.load_arrays(path)
         _check_equal(loaded)
         for name, array in loaded.items():
             assert array.ctypes.data % array.dtype.alignment == 0, name
@@ -68,25 +68,25 @@ def test_files_numpy_wrote_are_read_too(tmp_path: Path) -> None:
 def test_loaded_arrays_outlive_the_file(tmp_path: Path) -> None:
     # A generation's files are removed while searchers may still use what they loaded.
     path = tmp_path / "a.npz"
-    storage.save_arrays(path, ARRAYS)
-    loaded = storage.load_arrays(path)
+    npzfiles.save_arrays(path, ARRAYS)
+    loaded = npzfiles.load_arrays(path)
     path.unlink()
-    storage.save_arrays(tmp_path / "b.npz", {"meta": np.asarray([9, 9, 9], dtype=np.int64)})
+    npzfiles.save_arrays(tmp_path / "b.npz", {"meta": np.asarray([9, 9, 9], dtype=np.int64)})
     _check_equal(loaded)
 
 
 @pytest.mark.parametrize("cut", [0, 10, 200, -40])
 def test_damaged_files_raise_what_callers_catch(tmp_path: Path, cut: int) -> None:
     path = tmp_path / "a.npz"
-    storage.save_arrays(path, ARRAYS)
+    npzfiles.save_arrays(path, ARRAYS)
     data = path.read_bytes()
     path.write_bytes(data[:cut] if cut >= 0 else data[:cut] + b"\0" * 40)
     with pytest.raises((ValueError, OSError, zipfile.BadZipFile)):
-        loaded = storage.load_arrays(path)
+        loaded = npzfiles.load_arrays(path)
         _check_equal(loaded)  # a member damaged past its header: the values differ
 
 
 def test_objects_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="objects"):
-        storage.save_arrays(tmp_path / "a.npz", {"x": np.asarray(["a", None], dtype=object)})
+        npzfiles.save_arrays(tmp_path / "a.npz", {"x": np.asarray(["a", None], dtype=object)})
     assert list(tmp_path.iterdir()) == []  # nothing half-written left behind

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from pubsearch.records import fold
-from pubsearch.subjectmatch import SubjectIndex
+from pubsearch.ingest.records import fold
+from pubsearch.search.subjectmatch import SubjectIndex
 
 LABELS = ["cs.LG", "stat.ML", "Machine Learning", "astro-ph.GA", "physics.optics", "Physics"]
 

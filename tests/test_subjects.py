@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pubsearch.subjects import ARCHIVES, CATEGORIES, subject_name
+from pubsearch.ingest.subjects import ARCHIVES, CATEGORIES, subject_name
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_table_covers_the_main_archives() -> None:
 
 
 def test_only_subjects_written_as_codes_get_an_arxiv_name() -> None:
-    from pubsearch.subjects import arxiv_subject_name
+    from pubsearch.ingest.subjects import arxiv_subject_name
 
     assert arxiv_subject_name("cs.LG") == arxiv_subject_name("cs.lg") == "Machine Learning"
     assert arxiv_subject_name("hep-th") == "High Energy Physics - Theory"

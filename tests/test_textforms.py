@@ -1,4 +1,4 @@
-"""One normalisation for search: TeX as it reads, letters folded (pubsearch.textforms)."""
+"""One normalisation for search: TeX as it reads, letters folded (pubsearch.ingest.textforms)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pubsearch import textforms
-from pubsearch.readable import readable
-from pubsearch.schema import name_analyzer, text_analyzer
-from pubsearch.textforms import (
+from pubsearch.index.schema import name_analyzer, text_analyzer
+from pubsearch.ingest import textforms
+from pubsearch.ingest.readable import readable
+from pubsearch.ingest.textforms import (
     fold,
     query_text,
     searchable,
@@ -110,7 +110,7 @@ def test_fold(written: str, folded: str) -> None:
 
 def test_the_shipped_folding_table_is_what_the_libraries_give() -> None:
     """folding.json is build_folding's output (regenerate it with
-    ``python -m pubsearch.textforms`` after upgrading anyascii or pylatexenc)."""
+    ``python -m pubsearch.ingest.textforms`` after upgrading anyascii or pylatexenc)."""
     assert textforms.folding() == textforms.build_folding()
 
 

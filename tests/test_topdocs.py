@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 from whoosh import query as wq
 
-from pubsearch import ranking, storage
-from pubsearch.facets import FacetTable
-from pubsearch.indexing import build_index
-from pubsearch.masks import query_mask
-from pubsearch.querying import parse_query
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.schema import DEFAULT_FIELD
-from pubsearch.topdocs import documents_by_year, field_lengths, top_documents
+from pubsearch.index import storage
+from pubsearch.index.build import build_index
+from pubsearch.index.facets import FacetTable
+from pubsearch.index.schema import DEFAULT_FIELD
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search import ranking
+from pubsearch.search.compiler import parse_query
+from pubsearch.search.masks import query_mask
+from pubsearch.search.topdocs import documents_by_year, field_lengths, top_documents
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -216,7 +217,7 @@ def test_a_phrase_with_slop_matches_what_whoosh_matches(searcher) -> None:  # ty
     ],
 )
 def test_feedback_from_the_best_match_is_the_documented_formula(searcher, q: str) -> None:  # type: ignore[no-untyped-def]
-    from pubsearch.querying import parse_text_query
+    from pubsearch.search.compiler import parse_text_query
 
     parsed = parse_text_query(q, searcher.schema)
     assert parsed is not None
@@ -254,8 +255,8 @@ def test_shown_lists_fewer_in_the_order_all_allowed_give(searcher, q: str) -> No
     """``shown`` lists some of the allowed documents; the feedback still comes from all of
     them (the best match included, even when not shown), so the order is the same.
     ``scored`` (the query's scores, worked out before) gives the same as without."""
-    from pubsearch.querying import parse_text_query
-    from pubsearch.topdocs import match_scores
+    from pubsearch.search.compiler import parse_text_query
+    from pubsearch.search.topdocs import match_scores
 
     parsed = parse_text_query(q, searcher.schema)
     assert parsed is not None
@@ -323,8 +324,8 @@ def test_field_lengths_equal_whoosh_per_document(tmp_path: Path) -> None:
 def test_scores_added_in_c_are_numpys_to_the_last_bit(
     searcher, q: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from pubsearch import speedups
-    from pubsearch.topdocs import _scores
+    from pubsearch.core import speedups
+    from pubsearch.search.topdocs import _scores
 
     assert speedups.active() is not None
     query = parse_query(q, searcher.schema)
@@ -348,8 +349,8 @@ def test_prepared_length_norms_are_the_ones_a_search_uses(searcher, monkeypatch)
     the very arrays the first search's scores then use, by the documented formula."""
     from collections import OrderedDict
 
-    from pubsearch import topdocs
-    from pubsearch.schema import SCORED_FIELDS
+    from pubsearch.index.schema import SCORED_FIELDS
+    from pubsearch.search import topdocs
 
     monkeypatch.setattr(topdocs, "_NORMS", OrderedDict())
     reader = searcher.reader()

@@ -11,10 +11,10 @@ import pytest
 from cli_support import assert_one_line_error
 from click.testing import CliRunner, Result
 
-from pubsearch import trec
-from pubsearch.cli import main
-from pubsearch.errors import ReadError
-from pubsearch.trec import read_queries
+from pubsearch.cli import trec
+from pubsearch.cli.main import main
+from pubsearch.cli.trec import read_queries
+from pubsearch.core.errors import ReadError
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pubsearch import storage, vectors
-from pubsearch.cli import main
-from pubsearch.embedding import Embedder
-from pubsearch.indexing import build_index, update_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.vectors import embed_index, generation_table, quantise, text_key
+from pubsearch.cli.main import main
+from pubsearch.index import storage, vectors
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.embedding import Embedder
+from pubsearch.index.vectors import embed_index, generation_table, quantise, text_key
+from pubsearch.ingest.readers import ReadReport, read_paths
 
 pytestmark = pytest.mark.semantic
 

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from flask.testing import FlaskClient
 
-from pubsearch import export
-from pubsearch.cli import main
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.search import export
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 
 def _without_time(data: dict[str, Any]) -> dict[str, Any]:

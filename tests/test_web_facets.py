@@ -15,11 +15,11 @@ import pytest
 from flask.testing import FlaskClient
 from subject_fixtures import RECORDS
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record, merge_records
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record, merge_records
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 from pubsearch.web import SERVICE_KEY, create_app
 
 

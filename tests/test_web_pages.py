@@ -12,10 +12,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from pubsearch.indexing import build_index
-from pubsearch.querying import MAX_QUERY_CHARS
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
+from pubsearch.search.compiler import MAX_QUERY_CHARS
+from pubsearch.search.request import SearchRequest
 from pubsearch.web import SERVICE_KEY, create_app, long_date, warm_up
 
 
@@ -203,8 +203,8 @@ def test_relaxed_words_and_how_the_query_was_read_are_shown(client: FlaskClient)
 def test_an_untitled_record_shows_its_first_words_marked_as_such(
     tmp_path: Path,
 ) -> None:
-    from pubsearch.indexing import build_index
-    from pubsearch.readers import ReadReport, read_paths
+    from pubsearch.index.build import build_index
+    from pubsearch.ingest.readers import ReadReport, read_paths
 
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(

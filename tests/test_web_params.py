@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pubsearch.errors import ParameterError, QuerySyntaxError
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.searching import SearchService
+from pubsearch.core.errors import ParameterError, QuerySyntaxError
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.service import SearchService
 from pubsearch.web.params import params_from_request, parse_int, request_from_params
 
 

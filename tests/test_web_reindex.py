@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.web import SERVICE_KEY, create_app
 
 

@@ -10,8 +10,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from pubsearch.indexing import build_index
-from pubsearch.records import Record
+from pubsearch.index.build import build_index
+from pubsearch.ingest.records import Record
 from pubsearch.web import SECURITY_HEADERS, SERVICE_KEY, create_app
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "pubsearch"

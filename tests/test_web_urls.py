@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.results import FacetValue, SearchResults
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.results import FacetValue, SearchResults
 from pubsearch.web import pages, urls
 
 

@@ -1,5 +1,5 @@
 """Loose matches stay honest: a relaxed query's count, pages and facets describe the
-records that match it well (pubsearch.wellmatched); the rest stay reachable with
+records that match it well (pubsearch.search.wellmatched); the rest stay reachable with
 ``loose``; a pasted text is shown by its first words.
 
 Searched on a real index of the first 300 arXiv records of tests/data, where a pasted
@@ -20,13 +20,13 @@ from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 
-from pubsearch import wellmatched
-from pubsearch.cli import main
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.request import SearchRequest, YearRange
-from pubsearch.results import SHOWN_WORDS, SearchResults, shortened
-from pubsearch.searching import SearchService
+from pubsearch.cli.main import main
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search import wellmatched
+from pubsearch.search.request import SearchRequest, YearRange
+from pubsearch.search.results import SHOWN_WORDS, SearchResults, shortened
+from pubsearch.search.service import SearchService
 from pubsearch.web import SERVICE_KEY, create_app
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "arxiv-2024-2026.sample.jsonl"

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from pubsearch.indexing import build_index
-from pubsearch.readers import ReadReport, read_paths
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.searching import SearchService
-from pubsearch.segments import w3format, w3write
+from pubsearch.codec import w3format, w3write
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
 
 DATA = Path(__file__).resolve().parent / "data"
 

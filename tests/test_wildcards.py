@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from whoosh import query as wq
 
-from pubsearch.wildcards import pattern_parts, word_pattern
+from pubsearch.search.wildcards import pattern_parts, word_pattern
 
 LETTERS = "abc.é'"
 WORDS = st.text(alphabet=LETTERS, max_size=8)

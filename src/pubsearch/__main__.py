@@ -1,6 +1,6 @@
 """``python -m pubsearch``: the same as the ``pubsearch`` command."""
 
-from pubsearch.cli import main
+from pubsearch.cli.main import main
 
 if __name__ == "__main__":
     main()

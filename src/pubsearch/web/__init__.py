@@ -1,7 +1,7 @@
 """The search page and its JSON API, as a Flask application made by :func:`create_app`.
 
 Importing this package creates nothing: no app, no index, no service. ``create_app`` builds
-one :class:`~pubsearch.searching.SearchService` for the index directory; the service keeps
+one :class:`~pubsearch.search.service.SearchService` for the index directory; the service keeps
 a searcher per thread and reopens it when the index is rebuilt, so a re-index shows up
 without a restart.
 """
@@ -17,9 +17,8 @@ from flask import Flask, Response, current_app, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from pubsearch import export
-from pubsearch.config import resolve_index_dir
-from pubsearch.errors import (
+from pubsearch.core.config import resolve_index_dir
+from pubsearch.core.errors import (
     IndexCorruptError,
     IndexMissingError,
     ParameterError,
@@ -27,10 +26,11 @@ from pubsearch.errors import (
     RecordNotFoundError,
     UsageError,
 )
-from pubsearch.querying import MAX_QUERY_CHARS
-from pubsearch.request import SearchRequest
-from pubsearch.results import Hit, shortened
-from pubsearch.searching import SearchService
+from pubsearch.search import export
+from pubsearch.search.compiler import MAX_QUERY_CHARS
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import Hit, shortened
+from pubsearch.search.service import SearchService
 
 SERVICE_KEY = "pubsearch.service"
 
@@ -129,7 +129,8 @@ def highlighted(hit: Hit, part: str) -> Markup:
     sentence closest in meaning to the query, escaped).
 
     The one place HTML made in Python is marked safe: these fragments are the record's
-    text escaped by :func:`pubsearch.highlighting.marked_to_html`, with matches in ``<mark>``.
+    text escaped by :func:`pubsearch.search.highlighting.marked_to_html`, with matches in
+    ``<mark>``.
     """
     if part == "title":
         return Markup(hit.title_html)

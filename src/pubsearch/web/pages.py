@@ -11,20 +11,20 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from pubsearch.broadening import BroaderSearch
-from pubsearch.highlighting import html_to_plain
-from pubsearch.names import exact_name, quoted_name
-from pubsearch.readable import readable
-from pubsearch.records import Record
-from pubsearch.request import (
+from pubsearch.index.names import exact_name, quoted_name
+from pubsearch.ingest.readable import readable
+from pubsearch.ingest.records import Record
+from pubsearch.ingest.subjects import arxiv_subject_name
+from pubsearch.search.broadening import BroaderSearch
+from pubsearch.search.highlighting import html_to_plain
+from pubsearch.search.request import (
     DEFAULT_FACET_SIZE,
     MAX_PAGE_SIZE,
     MAX_RESULT_DEPTH,
     SORT_ORDERS,
     SearchRequest,
 )
-from pubsearch.results import FacetValue, Hit, SearchResults
-from pubsearch.subjects import arxiv_subject_name
+from pubsearch.search.results import FacetValue, Hit, SearchResults
 from pubsearch.web import urls
 
 SORT_LABELS = {

@@ -5,18 +5,18 @@ The names are the CLI's: ``q``, ``author`` and ``subject`` (repeatable), ``year`
 search the text as typed even when a spelling correction would find more) and ``loose`` (``1``:
 count and list the records sharing only some of a relaxed query's words too). An ``author`` in
 double quotes (``author="Y. You"``, a hit's author link) is that name as recorded only
-(:mod:`pubsearch.names`); a ``subject`` may be a code, an archive or arXiv's name
-(:mod:`pubsearch.subjectmatch`). Every check of a value is made by
-:func:`~pubsearch.querying.parse_year` and :class:`SearchRequest` itself, so the web page, the
-JSON API and the command line accept and refuse exactly the same requests.
+(:mod:`pubsearch.index.names`); a ``subject`` may be a code, an archive or arXiv's name
+(:mod:`pubsearch.search.subjectmatch`). Every check of a value is made by
+:func:`~pubsearch.search.request.parse_year` and :class:`SearchRequest` itself, so the web
+page, the JSON API and the command line accept and refuse exactly the same requests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from pubsearch.errors import ParameterError
-from pubsearch.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
+from pubsearch.core.errors import ParameterError
+from pubsearch.search.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
 SINGLE = ("q", "year", "sort", "mode", "page", "page_size", "facet_size", "correct", "loose")

@@ -30,8 +30,8 @@ from typing import Any
 from waitress import create_server
 from waitress.adjustments import Adjustments
 
-from pubsearch import config, memory
-from pubsearch.errors import PubsearchError, ServerProcessError, UsageError
+from pubsearch.core import config, memory
+from pubsearch.core.errors import PubsearchError, ServerProcessError, UsageError
 
 Address = tuple[str, int]
 AppFactory = Callable[[], Any]  # a WSGI application, built in the process that serves it
@@ -49,7 +49,7 @@ def can_fork() -> bool:
 
 
 def default_processes() -> int:
-    """:func:`pubsearch.config.default_processes`, or one where there is no fork."""
+    """:func:`pubsearch.core.config.default_processes`, or one where there is no fork."""
     return config.default_processes() if can_fork() else 1
 
 
@@ -107,7 +107,7 @@ def _serve_here(
 
 def _trimming(app: Any, trimmer: memory.Trimmer | None = None) -> Any:
     """``app`` in a server process that hands freed memory back while it is busy (see
-    pubsearch.memory): each answer tells ``trimmer`` (a new one) that memory was used."""
+    pubsearch.core.memory): each answer tells ``trimmer`` (a new one) that memory was used."""
     trimmer = trimmer or memory.Trimmer()
     if not trimmer.available:
         return app

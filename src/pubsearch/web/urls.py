@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import quote_plus, urlencode
 
-from pubsearch.names import exact_name
-from pubsearch.records import fold
-from pubsearch.request import SearchRequest, YearRange
+from pubsearch.index.names import exact_name
+from pubsearch.ingest.records import fold
+from pubsearch.search.request import SearchRequest, YearRange
 from pubsearch.web.params import params_from_request
 
 
@@ -46,7 +46,7 @@ def toggle_subject(request: SearchRequest, code: str) -> SearchRequest:
 def only_author(request: SearchRequest, name: str) -> SearchRequest:
     """Only the papers of the person recorded as ``name``: the author filters replaced by
     that name in quotes, which stands for it and its other spellings only
-    (:func:`pubsearch.names.quoted_name`), not for every name the name rule would find."""
+    (:func:`pubsearch.index.names.quoted_name`), not for every name the name rule would find."""
     return replace(request, authors=(exact_name(name),), page=1)
 
 

@@ -18,11 +18,11 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
-from pubsearch import export
-from pubsearch.broadening import nearest_broader
-from pubsearch.records import Record
-from pubsearch.request import SearchRequest
-from pubsearch.results import SearchResults
+from pubsearch.ingest.records import Record
+from pubsearch.search import export
+from pubsearch.search.broadening import nearest_broader
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.results import SearchResults
 from pubsearch.web import service
 from pubsearch.web.pages import build_results_page
 from pubsearch.web.params import collect_params, request_from_params

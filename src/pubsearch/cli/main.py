@@ -1,0 +1,623 @@
+"""The ``pubsearch`` command line: parse, call the library, format. No search logic here."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+import click
+
+from pubsearch.cli import trec
+from pubsearch.cli.indexing import embed_command, index_command
+from pubsearch.cli.options import (
+    PubsearchCLIError,
+    index_dir_of,
+    index_option,
+    mode_option,
+    reports_errors,
+)
+from pubsearch.core import speedups
+from pubsearch.core.config import default_processes
+from pubsearch.core.errors import IndexCorruptError, ParameterError
+from pubsearch.search.request import (
+    DEFAULT_FACET_SIZE,
+    SORT_ORDERS,
+    SearchRequest,
+    parse_year,
+)
+
+# The rest is imported by the commands that need it: `pubsearch --help` and `--version`
+# load neither Whoosh nor numpy nor Flask, and `query` not the index writer.
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from pubsearch.ingest.records import Record
+    from pubsearch.search.broadening import BroaderSearch
+    from pubsearch.search.results import Hit, SearchResults
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(
+    package_name="pubsearch", message=f"%(prog)s, version %(version)s ({speedups.note()})"
+)
+def main() -> None:
+    """Search scientific publication records: full text, fields and facets.
+
+    \b
+    Example:
+        pubsearch index seeds/
+        pubsearch query "batch size" --facets
+    """
+
+
+# -- query ---------------------------------------------------------------------------------
+
+
+# Unknown options are let through so that "-lstm" (exclude a word) is query text; a
+# mistyped long option ("--limt") is still refused (see _query_text).
+@main.command("query", context_settings={"ignore_unknown_options": True})
+@click.argument("text", nargs=-1)
+@click.option(
+    "--author",
+    "authors",
+    multiple=True,
+    help="Only this author, by the name rule (Y. You: Yang You too); in double quotes "
+    "('\"Y. You\"'), only that name as recorded and its spellings. Repeat for OR.",
+)
+@click.option(
+    "--subject",
+    "subjects",
+    multiple=True,
+    help="Only this subject: an arXiv code (cs.LG), an archive (astro-ph, astro-ph.*), "
+    'arXiv\'s name ("Machine Learning": cs.LG and stat.ML), a keyword or a topic. '
+    "Repeat for OR.",
+)
+@click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_ORDERS),
+    default="relevance",
+    show_default=True,
+    help="cited: most cited first (an index with citation counts: OpenAlex, Crossref).",
+)
+@mode_option
+@click.option(
+    "--limit",
+    "--page-size",
+    "limit",
+    default=10,
+    show_default=True,
+    help="Results per page (1 to 100).",
+)
+@click.option("--page", default=1, show_default=True, help="Page number, from 1.")
+@click.option("--facets", is_flag=True, help="Count authors, years and subjects of all matches.")
+@click.option(
+    "--correct/--no-correct",
+    default=True,
+    show_default=True,
+    help="When nothing matches, search the spelling correction instead.",
+)
+@click.option(
+    "--loose",
+    is_flag=True,
+    help="Also count and list the records that share only some of a relaxed query's words "
+    "(a pasted text: by default only those that match it well).",
+)
+@click.option(
+    "--facet-size",
+    default=DEFAULT_FACET_SIZE,
+    show_default=True,
+    help="Most values listed per facet.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "jsonl", "csv", "bibtex", "ris", "csljson"]),
+    default="text",
+    show_default=True,
+    help="Output format. json is the same structure as the web API's /api/search; "
+    "bibtex, ris and csljson go into a reference manager.",
+)
+@index_option
+@reports_errors
+def query_command(
+    text: tuple[str, ...],
+    authors: tuple[str, ...],
+    subjects: tuple[str, ...],
+    year: str | None,
+    sort: str,
+    mode: str | None,
+    limit: int,
+    page: int,
+    facets: bool,
+    correct: bool,
+    loose: bool,
+    facet_size: int,
+    fmt: str,
+    index_dir: Path | None,
+) -> None:
+    """Search the index. TEXT uses the query syntax in README.md; plain words just work,
+    quoted or not (pubsearch query batch size -lstm).
+
+    \b
+    Example:
+        pubsearch query "batch size" --facets
+        pubsearch query 'title:"deep learning" AND year:2019..2021' --format json
+        pubsearch query --author "Yang You" --subject cs.LG --sort newest
+        pubsearch query galaxies --subject astro-ph --subject "Machine Learning"
+        pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
+        pubsearch query "protein design" --sort cited --format ris > refs.ris
+    """
+    from pubsearch.search import export
+    from pubsearch.search.broadening import nearest_broader
+    from pubsearch.search.service import SearchService
+
+    request = SearchRequest(
+        q=_query_text(text),
+        authors=authors,
+        subjects=subjects,
+        year=parse_year(year, "--year") if year is not None else None,
+        sort=sort,  # type: ignore[arg-type]  # click.Choice checked it
+        mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
+        page=page,
+        page_size=limit,
+        facets=facets,
+        facet_size=facet_size,
+        correct=correct,
+        loose=loose,
+    )
+    service = SearchService(index_dir_of(index_dir))
+    try:
+        results = service.search(request)
+        if request.page > results.pages:
+            found = (
+                f"page {results.pages:,} of {results.total:,} "
+                f"{'result' if results.total == 1 else 'results'}"
+                if results.total
+                else "there are no results"
+            )
+            raise ParameterError("--page", f"{request.page} is past the last page ({found})")
+        citations = _citation_export(fmt, results.hits, service.record)
+        broader = None
+        if fmt == "text" and results.total == 0:
+            broader = nearest_broader(service.count, request)
+    finally:
+        service.close()
+    if citations is not None:
+        click.echo(citations, nl=False)
+    elif fmt == "json":
+        click.echo(export.to_json(export.results_to_dict(results)))
+    elif fmt == "jsonl":
+        click.echo(export.hits_to_jsonl(results.hits), nl=False)
+    elif fmt == "csv":
+        click.echo(export.hits_to_csv(results.hits), nl=False)
+    else:
+        _print_results(results, broader)
+
+
+def _citation_export(
+    fmt: str, hits: tuple[Hit, ...], record: Callable[[str], Record]
+) -> str | None:
+    """The hits as BibTeX, RIS or CSL JSON (None for the other formats)."""
+    from pubsearch.search import export
+
+    writers = {
+        "bibtex": export.hits_to_bibtex,
+        "ris": export.hits_to_ris,
+        "csljson": export.hits_to_csljson,
+    }
+    return writers[fmt](hits, record) if fmt in writers else None
+
+
+def _query_text(parts: tuple[str, ...]) -> str:
+    """The query text of the command's arguments, joined by spaces (``pubsearch query
+    batch size -lstm``); an argument like ``--limt`` is a mistyped option, not text."""
+    for part in parts:
+        if part.startswith("--") and len(part) > 2:
+            name = part.partition("=")[0]
+            command = click.get_current_context().command
+            known = [opt for param in command.params for opt in getattr(param, "opts", ())]
+            close = difflib.get_close_matches(name, [o for o in known if o.startswith("--")])
+            raise click.NoSuchOption(name, possibilities=close)
+    return " ".join(parts)
+
+
+def _as_command(broader: BroaderSearch) -> str:
+    """The query command that runs ``broader``'s request."""
+    req = broader.request
+    words = ["pubsearch", "query"] + ([req.q] if req.q else [])
+    words += [arg for a in req.authors for arg in ("--author", a)]
+    words += [arg for s in req.subjects for arg in ("--subject", s)]
+    if req.year is not None:
+        words += ["--year", str(req.year)]
+    return shlex.join(words)
+
+
+def _highlighted(fragment: str) -> str:
+    """Terminal form of an HTML snippet: matches in bold (plain when piped)."""
+    from pubsearch.search.highlighting import html_to_plain
+
+    out = []
+    for i, part in enumerate(fragment.split("<mark>")):
+        if i == 0:
+            out.append(html_to_plain(part))
+            continue
+        matched, _, rest = part.partition("</mark>")
+        out.append(click.style(html_to_plain(matched), bold=True) + html_to_plain(rest))
+    return "".join(out)
+
+
+def _print_hit(hit: Hit) -> None:
+    title = _highlighted(hit.title_html)
+    if hit.untitled:
+        title = click.style("[untitled] ", dim=True) + title
+    click.echo(f"{hit.rank:>3}. " + title)
+    meta = [hit.date or str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
+    meta.append(("; " if any(" " in x for x in hit.subjects) else " ").join(hit.subjects))
+    if hit.cited_by is not None:
+        meta.append(f"cited by {hit.cited_by:,}")
+    meta.append(hit.id)
+    click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
+    if hit.by_meaning and hit.why:
+        click.echo("     " + click.style("close in meaning: ", dim=True) + _highlighted(hit.why))
+    elif hit.snippet:
+        click.echo("     " + _highlighted(hit.snippet))
+    click.echo()
+
+
+def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
+    from pubsearch.search.results import shortened
+
+    req = results.request
+    for notice in results.notices:
+        click.echo(click.style(f"Note: {notice}", dim=True))
+    label = results.query_shown  # a pasted text by its first words
+    if results.corrected_from is not None:
+        click.echo(
+            f"Showing results for {label!r}: nothing matched {shortened(results.corrected_from)!r}"
+            " (--no-correct searches it as typed)."
+        )
+    if results.relaxed_note:
+        click.echo(results.relaxed_note)
+    if results.loose_note:
+        well = results.total - (results.loose_total or 0)
+        hint = (
+            f"without --loose, the {well:,} that match it well"
+            if req.loose
+            else "--loose shows them"
+        )
+        click.echo(f"{results.loose_note.removesuffix('.')}: {hint}.")
+    if results.suggestion:
+        click.echo(f"Did you mean: {results.suggestion}")
+    if results.total == 0:
+        click.echo(f"No results for {label!r}." if req.q else "No results.")
+        if broader is not None:
+            click.echo(f"Broader: {broader.change} finds {broader.total:,}: {_as_command(broader)}")
+    else:
+        first = results.hits[0].rank if results.hits else 0
+        last = results.hits[-1].rank if results.hits else 0
+        shown = f"{first}-{last} of " if results.hits else "page beyond the last; "
+        how = ""
+        if results.mode == "hybrid":
+            alone = results.total - (results.word_total or 0)
+            how = f", {results.word_total:,} by their words, {alone:,} by meaning alone"
+        elif results.mode == "semantic":
+            how = ", by meaning"
+        click.echo(
+            f"{shown}{results.total:,} results"
+            + (f" for {label!r}" if req.q else "")
+            + f" (page {req.page} of {results.pages}{how}, {results.took_ms:.0f} ms)\n"
+        )
+        for hit in results.hits:
+            _print_hit(hit)
+    if results.facets:
+        click.echo(click.style("Facets", bold=True))
+        for name, values in results.facets.items():
+            listed = ", ".join(f"{'*' if v.selected else ''}{v.value} ({v.count})" for v in values)
+            click.echo(f"  {name}: {listed or '-'}")
+
+
+# -- batch ---------------------------------------------------------------------------------
+
+
+@main.command("batch")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@index_option
+@click.option(
+    "--hits",
+    default=trec.DEFAULT_HITS,
+    show_default=True,
+    help="Results written per query (1 to 10,000).",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the run to this file. Default: standard output.",
+)
+@click.option(
+    "--tag", default=trec.DEFAULT_TAG, show_default=True, help="Run name, the last column."
+)
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    help="Processes searching at once, each with the index open; the run is the same "
+    f"whatever the number. Fewer for a short file (one per {trec.MIN_QUERIES_PER_PROCESS} "
+    "queries). [default: 2, or 1 with one CPU]",
+)
+@mode_option
+@click.option(
+    "--loose",
+    is_flag=True,
+    help="Rank every record that shares some of a relaxed query's words, as 'pubsearch "
+    "query --loose' does (by default, those that match it well).",
+)
+@reports_errors
+def batch_command(
+    queries: Path,
+    index_dir: Path | None,
+    hits: int,
+    output: Path | None,
+    tag: str,
+    processes: int | None,
+    mode: str | None,
+    loose: bool,
+) -> None:
+    """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
+
+    QUERIES is TSV (id<TAB>text, one a line) or JSON lines ({"_id" or "id", "text"}, as
+    BEIR's queries.jsonl). Each query is searched as 'pubsearch query' searches it; docid is
+    the record's own id. A line that cannot be searched is named on stderr with its file
+    and line and gets no hits; the others run. The exit status is 1 only when no query
+    could be searched.
+
+    \b
+    Example:
+        pubsearch batch queries.tsv --hits 100 --output run.txt
+        pubsearch batch queries.jsonl --index /tmp/scifact > run.txt
+    """
+    trec.check_hits(hits)
+    failed: list[str] = []
+    read = trec.read_queries(queries, problems=failed)
+    for problem in failed:
+        click.echo(f"error: {problem}", err=True)
+    lines = len(read) + len(failed)
+    count = processes or default_processes()
+    with _run_output(output) as out:
+        runs = trec.run_in_processes(
+            index_dir_of(index_dir),
+            read,
+            count,
+            hits=hits,
+            tag=tag,
+            mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
+            loose=loose,
+        )
+        for query_run in _query_progress(runs, len(read)):
+            if query_run.error is not None:
+                failed.append(query_run.error)
+                click.echo(f"error: {query_run.error}", err=True)
+            out.writelines(line + "\n" for line in query_run.lines)
+    click.echo(_batch_summary(lines, failed), err=True)
+    if len(failed) == lines:
+        sys.exit(1)
+
+
+def _batch_summary(lines: int, failed: list[str]) -> str:
+    """One line: how many queries were searched, and where the others are."""
+    searched = f"searched {lines - len(failed):,} of {lines:,} queries"
+    if not failed:
+        return searched
+    where = ", ".join(problem.split(": ", 1)[0] for problem in failed[:5])
+    more = ", ..." if len(failed) > 5 else ""
+    return f"{searched}; {len(failed):,} failed ({where}{more})"
+
+
+def _query_progress(runs: Iterator[trec.QueryRun], total: int) -> Iterator[trec.QueryRun]:
+    """Each query's run lines, counted by a progress bar on a terminal as they come."""
+    if not sys.stderr.isatty():
+        yield from runs
+        return
+    from tqdm import tqdm
+
+    with tqdm(runs, total=total, unit=" queries", file=sys.stderr, leave=False) as bar:
+        yield from bar
+
+
+@contextlib.contextmanager
+def _run_output(path: Path | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        stream = path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise PubsearchCLIError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        with stream:
+            yield stream
+    except BaseException:
+        path.unlink(missing_ok=True)  # no half-written run left behind
+        raise
+
+
+# -- show and stats ------------------------------------------------------------------------
+
+
+@main.command("show")
+@click.argument("record_id")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@index_option
+@reports_errors
+def show_command(record_id: str, fmt: str, index_dir: Path | None) -> None:
+    """Print one whole record by its id (as shown in query results)."""
+    from pubsearch.search import export
+    from pubsearch.search.service import SearchService
+
+    service = SearchService(index_dir_of(index_dir))
+    try:
+        record = service.record(record_id)
+    finally:
+        service.close()
+    if fmt == "json":
+        click.echo(export.to_json(export.record_to_dict(record)))
+        return
+    if record.title:
+        click.echo(click.style(record.title, bold=True))
+    else:
+        click.echo(click.style("[untitled] ", dim=True) + record.display_title)
+    rows = [
+        ("id", record.id),
+        ("year", str(record.year or "")),
+        ("date", record.date or ""),
+        ("listed", record.listed or ""),
+        ("authors", "; ".join(record.authors)),
+        # Codes a space apart (cs.LG stat.ML); keywords and topics hold spaces of their own.
+        (
+            "subjects",
+            ("; " if any(" " in x for x in record.subjects) else " ").join(record.subjects),
+        ),
+        ("source", record.source),
+        ("cited by", "" if record.cited_by is None else f"{record.cited_by:,}"),
+        ("url", record.url or ""),
+        ("arxiv", ", ".join(record.arxiv_ids)),
+        ("doi", ", ".join(record.dois)),
+        ("read from", ", ".join(record.origins)),
+    ]
+    for label, value in rows:
+        if value:
+            click.echo(f"{label + ':':<11}{value}")
+    click.echo()
+    click.echo(record.abstract or "(no abstract)")
+
+
+@main.command("stats")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--top", default=10, show_default=True, help="How many authors and subjects.")
+@index_option
+@reports_errors
+def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
+    """Record count and overviews of authors, years and subjects."""
+    from pubsearch.search import export
+    from pubsearch.search.service import SearchService
+
+    target = index_dir_of(index_dir)
+    service = SearchService(target)
+    try:
+        stats = service.stats(top=max(1, top))
+    finally:
+        service.close()
+    if fmt == "json":
+        click.echo(export.to_json(export.stats_to_dict(stats)))
+        return
+    click.echo(f"index:     {target} ({stats.generation}, {stats.size_bytes / 1e6:.1f} MB)")
+    click.echo(f"records:   {stats.records:,}")
+    click.echo(f"authors:   {stats.authors:,} distinct")
+    click.echo(f"subjects:  {stats.subjects:,} distinct")
+    if stats.cited:
+        click.echo(f"citations: {stats.cited:,} records with a count (--sort cited)")
+    years = ", ".join(f"{y}: {c}" for y, c in stats.years.items())
+    click.echo(f"years:     {years or '-'}")
+    click.echo("top authors:  " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_authors))
+    click.echo("top subjects: " + ", ".join(f"{v.value} ({v.count})" for v in stats.top_subjects))
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+@main.command("serve")
+@index_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
+    "exposes the page to your network (there is no login: put a proxy in front for that).",
+)
+@click.option(
+    "--port",
+    default=5000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on; 0 picks a free one.",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests each server process serves at once (each thread keeps its own searcher).",
+)
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    help="Server processes sharing the port. Python runs one thread at a time in a process, "
+    "so more processes use more CPUs; each keeps its own searchers and facet tables, so "
+    "memory grows with them. More than one needs fork (Linux, macOS). "
+    "[default: 2, or 1 with one CPU]",
+)
+@reports_errors
+def serve_command(
+    index_dir: Path | None, host: str, port: int, threads: int, processes: int | None
+) -> None:
+    """Serve the search page and its JSON API (waitress; debug is never on).
+
+    A re-index (pubsearch index) shows up without a restart.
+
+    \b
+    Example:
+        pubsearch serve                      # then open http://127.0.0.1:5000/
+        pubsearch serve --index /data/ix --port 8080
+    """
+    from pubsearch.index import storage
+    from pubsearch.web import create_app, serving, warm_up
+
+    target = index_dir_of(index_dir)
+    try:
+        if storage.current_generation(target) is None:
+            click.echo(
+                f"warning: no index at {target} yet; the page answers 503 until one is built "
+                f"(pubsearch index --index {target} PATH)",
+                err=True,
+            )
+    except IndexCorruptError as exc:
+        click.echo(f"warning: {exc}", err=True)
+    count = processes or serving.default_processes()
+
+    def announce(listening: list[tuple[str, int]]) -> None:
+        for address, bound_port in listening:
+            click.echo(f"Serving {target} on {_browser_url(address, bound_port)}")
+        workers = f"{count} processes of {threads} threads" if count > 1 else f"{threads} threads"
+        click.echo(f"{workers}. Press Ctrl-C to stop.")
+
+    def make_app() -> Flask:  # in each server process
+        app = create_app(target)
+        warm_up(app)
+        return app
+
+    serving.serve(
+        make_app,
+        host=host,
+        port=port,
+        threads=threads,
+        processes=count,
+        announce=announce,
+    )
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The URL to open for a listening address (0.0.0.0 is reachable as 127.0.0.1 here)."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+# The index and embed commands (pubsearch.cli.indexing).
+main.add_command(index_command)
+main.add_command(embed_command)

@@ -1,0 +1,66 @@
+"""What every ``pubsearch`` command shares: its options for the index and the mode, and
+library errors turned into one-line messages with the right exit status."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from pubsearch.core.config import ENV_INDEX, resolve_index_dir
+from pubsearch.core.errors import PubsearchError, UsageError
+from pubsearch.search.request import MODES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class PubsearchCLIError(click.ClickException):
+    """One line on stderr; exit status 1."""
+
+
+class PubsearchUsageError(click.ClickException):
+    """One line on stderr (no usage text); exit status 2."""
+
+    exit_code = 2
+
+
+def reports_errors(func: F) -> F:
+    """Turn library errors into one-line messages with the right exit status."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UsageError as exc:
+            raise PubsearchUsageError(str(exc)) from None
+        except PubsearchError as exc:
+            raise PubsearchCLIError(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def index_option(func: F) -> F:
+    return click.option(
+        "--index",
+        "index_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=f"Index directory. Default: ${ENV_INDEX}, else ./index.",
+    )(func)
+
+
+def mode_option(func: F) -> F:
+    return click.option(
+        "--mode",
+        type=click.Choice(MODES),
+        default=None,
+        help="hybrid: by words and meaning; lexical: by words; semantic: by meaning. "
+        "[default: hybrid where the index has vectors, else lexical]",
+    )(func)
+
+
+def index_dir_of(option: Path | None) -> Path:
+    return resolve_index_dir(option, os.environ)

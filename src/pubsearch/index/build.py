@@ -1,0 +1,358 @@
+"""Building and updating an index from records.
+
+``build_index`` writes every record into a new generation and swaps it in;
+``update_index`` copies the live generation, adds or replaces records in the copy (merging
+with records already there that are the same paper) and swaps that in. Either way the live
+index is never written to, so nothing already indexed is lost when something fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
+from pubsearch.core.errors import IndexCorruptError, IndexMissingError
+from pubsearch.index import storage, vectors
+from pubsearch.index.documents import key_term, record_fields, record_from_stored
+from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
+from pubsearch.index.schema import OPTIONAL_FIELDS, analysed_as_now
+from pubsearch.index.segments.workers import write_documents
+from pubsearch.index.segments.writer import merge_small_segments, segment_writer
+from pubsearch.ingest.eprints import EprintCheck, merged_papers
+from pubsearch.ingest.records import Record, RecordMerger, StreamingMerger, Written, merge
+from pubsearch.search import masks
+from pubsearch.search.generation import save_tables
+
+if TYPE_CHECKING:
+    from pubsearch.index.embedding import Embedder
+
+# How long a second writer waits for the first before giving up.
+# More indexing processes than this gain little (the reading process is the limit).
+MAX_WORKERS = 4
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class IndexSummary:
+    """What a build or update did."""
+
+    indexed: int
+    duplicates_merged: int
+    replaced: int
+    total: int
+    generation: str
+    # Citation counts an update could not keep: the index was built before they were.
+    counts_dropped: int = 0
+    # What the reader should know of the merging, each naming a file and line (a BibTeX
+    # eprint that names another paper: pubsearch.ingest.eprints).
+    warnings: tuple[str, ...] = ()
+
+
+def combine(stored: Record, new: Record) -> Record:
+    """What an update makes of a stored record and a new one for the same paper.
+
+    When the new record comes from the same source files as the stored one (a re-read),
+    it replaces it; when another source lists the same paper, the two are merged.
+    """
+    stored_files = {origin.rsplit(":", 1)[0] for origin in stored.origins}
+    new_files = {origin.rsplit(":", 1)[0] for origin in new.origins}
+    if not stored_files or stored_files <= new_files:
+        return new
+    return merge(stored, new)
+
+
+def build_index(
+    index_dir: Path,
+    records: Iterable[Record],
+    progress: Progress | None = None,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    workers: int | None = None,
+) -> IndexSummary:
+    """Index ``records`` (duplicates merged) as a new generation and make it live.
+
+    Records are written as they stream in (by ``workers`` processes; default: one per CPU,
+    at most :data:`MAX_WORKERS`), so memory does not grow with the input: only each
+    paper's identity is kept to spot duplicates, and those are merged into their first
+    record once the stream ends.
+    """
+    with storage.writer_lock(index_dir, lock_timeout):
+        storage.remove_stale(index_dir)
+        # The records that keep their text keep their vectors (pubsearch.index.vectors).
+        vectors.keep_for_rebuild(index_dir)
+        merger = StreamingMerger()
+
+        def documents() -> Iterator[Record]:
+            for n, record in enumerate(records, start=1):
+                if merger.add(record):
+                    yield record
+                if progress:
+                    progress(n)
+
+        build_dir = storage.new_build_dir(index_dir)
+        try:
+            storage.create_index(build_dir).close()
+            # Records go to the workers, which make their documents: half the bytes to
+            # pickle and pass (the documents repeat the title, abstract and names).
+            # Each worker works out the facet values of its segments too (see
+            # segment_facets), so that the table is joined, not read, once both are done.
+            parts: list[SegmentFacets] = []
+            write_documents(
+                build_dir,
+                documents(),
+                workers=default_workers(workers),
+                to_doc=record_fields,
+                summarize=segment_facets,
+                summaries=parts,
+            )
+            check = EprintCheck()
+            added = _merge_duplicates(build_dir, list(merger.groups()), check)
+            indexed, duplicates = len(merger) + check.splits, merger.duplicates - check.splits
+            # Every paper's identity keys go before the facet table is joined, the build's
+            # largest step in memory (a third of the parent's peak at 300,000 records).
+            merger = StreamingMerger()
+            _save_facets(build_dir, FacetTable.from_segments(parts), added)
+            gen = storage.publish(index_dir, build_dir)
+        except BaseException:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            raise
+        return IndexSummary(
+            indexed=indexed,
+            duplicates_merged=duplicates,
+            replaced=0,
+            total=indexed,
+            generation=gen.name,
+            warnings=tuple(check.warnings),
+        )
+
+
+def _save_facets(
+    build_dir: Path, previous: FacetTable | None = None, added: int = 0, tables: bool = True
+) -> None:
+    """Save the build's facet table, and with ``tables`` those made from it and the index
+    (see generation.save_tables): ``previous`` extended when the build appended ``added``
+    documents to it (deleting some, renumbering none), else read from the whole index."""
+    ix = storage.open_index(build_dir)
+    try:
+        with ix.reader() as reader:
+            if previous is not None and reader.doc_count_all() == previous.size + added:
+                table = previous.extended(reader)
+            else:
+                table = FacetTable.build(reader)
+            table.save(build_dir, ix.latest_generation())
+            if tables:  # the name and spelling tables, which a query would otherwise build
+                save_tables(build_dir, reader, table, ix.latest_generation())
+    finally:
+        ix.close()
+
+
+def default_workers(workers: int | None) -> int:
+    """Worker processes for a build: as asked, else one per CPU up to MAX_WORKERS."""
+    if workers is not None:
+        return max(1, workers)
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def _merge_duplicates(
+    build_dir: Path, groups: list[list[Written | Record]], check: EprintCheck
+) -> int:
+    """Replace the first record of each paper that had duplicates by all of them merged
+    (or by the papers ``check`` takes them apart into); return how many documents that
+    added (after those the index had)."""
+    if not groups:
+        return 0
+    added = 0
+    ix = storage.open_index(build_dir)
+    writer = segment_writer(ix)
+    try:
+        with ix.searcher() as searcher:
+            for members in groups:
+                records: list[Record] = []
+                for member in members:
+                    if isinstance(member, Written):
+                        keys = [("keys", key_term(k)) for k in member.keys]
+                        for docnum in _docs_with_terms(searcher.reader(), keys):
+                            found = record_from_stored(searcher.stored_fields(docnum))
+                            claimed = member.claimed  # which its stored fields do not keep
+                            records.append(replace(found, arxiv_id_claimed=claimed))
+                            writer.delete_document(docnum)
+                    else:
+                        records.append(member)
+                for merged in merged_papers(records, check) if records else ():
+                    writer.add_document(**record_fields(merged))
+                    added += 1
+    except BaseException:
+        writer.cancel()
+        raise
+    writer.commit(merge=False)
+    ix.close()
+    return added
+
+
+def update_index(
+    index_dir: Path,
+    records: Iterable[Record],
+    progress: Progress | None = None,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    embedder: Embedder | None = None,
+) -> IndexSummary:
+    """Add or replace ``records`` in a copy of the live index, then make the copy live.
+
+    A record that is the same paper as one already indexed (by any identity key) replaces
+    it, merged with it: the authors of both are kept. When the live index has vectors and
+    an ``embedder`` is given, the new records get theirs before the copy goes live.
+    """
+    with storage.writer_lock(index_dir, lock_timeout):
+        storage.remove_stale(index_dir)
+        live = storage.current_generation(index_dir)
+        if live is None:
+            raise IndexMissingError(f"no index at {index_dir} to update (build one first)")
+        merger = RecordMerger()
+        incoming, against_index = EprintCheck(), EprintCheck()  # in the records; with the index
+        for n, record in enumerate(records, start=1):
+            merger.add(record)
+            if progress:
+                progress(n)
+        build_dir = storage.new_build_dir(index_dir)
+        try:
+            storage.copy_generation(live, build_dir)
+            ix = storage.open_index(build_dir)
+            if not analysed_as_now(ix.schema):
+                raise IndexCorruptError(
+                    f"the index at {index_dir} was built by another version of pubsearch "
+                    f"(its words are cut otherwise); rebuild it: pubsearch index --index "
+                    f"{index_dir} PATH"
+                )
+            with ix.reader() as reader:
+                previous = FacetTable.load(build_dir, reader, ix.latest_generation())
+                before = _segment_ids(reader)
+            replaced = 0
+            added = 0
+            to_doc, dropped = _documents_for(ix.schema)
+            writer = segment_writer(ix)
+            try:
+                with ix.searcher() as searcher:
+                    for record in _papers(merger, incoming):
+                        existing = _same_paper(searcher, record)
+                        if record.arxiv_id_claimed and existing:
+                            record, existing = _checked(record, existing, against_index)
+                        merged = record
+                        for docnum, stored in existing:
+                            merged = combine(record_from_stored(stored), merged)
+                            writer.delete_document(docnum)
+                        replaced += bool(existing)
+                        writer.add_document(**to_doc(merged))
+                        added += 1
+            except BaseException:
+                writer.cancel()
+                raise
+            # The new records go into a segment of their own, so that an update writes
+            # only them (and the facet table only grows). Every few updates their small
+            # segments are merged, which renumbers documents: the facet table is then
+            # read anew.
+            writer.commit(mergetype=merge_small_segments)
+            total = ix.doc_count()
+            with ix.reader() as reader:
+                renumbered = _segment_ids(reader)[: len(before)] != before
+            ix.close()
+            # The name and spelling tables are left to the first search that needs them,
+            # which saves them: an update of 1,000 records took 9.6 s building them anew.
+            _save_facets(build_dir, None if renumbered else previous, added, tables=False)
+            _update_vectors(index_dir, live, build_dir, embedder)
+            gen = storage.publish(index_dir, build_dir)
+        except BaseException:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            raise
+        return IndexSummary(
+            indexed=len(merger) + incoming.splits,
+            duplicates_merged=merger.duplicates - incoming.splits,
+            replaced=replaced,
+            total=total,
+            generation=gen.name,
+            counts_dropped=dropped[0],
+            warnings=tuple(incoming.warnings + against_index.warnings),
+        )
+
+
+def _update_vectors(
+    index_dir: Path, live: Path, build_dir: Path, embedder: Embedder | None
+) -> None:
+    """Give an update's copy the vectors of the live generation, and its new records theirs."""
+    (build_dir / vectors.VECTORS_FILE).unlink(missing_ok=True)
+    before = vectors.generation_table(live)
+    if before is None or embedder is None or before.model != embedder.model_id:
+        return
+    known = vectors.known_vectors(index_dir, embedder.model_id, embedder.dimensions)
+    ix = storage.open_index(build_dir)
+    try:
+        with ix.reader() as reader:
+            folder = index_dir / vectors.CHUNKS_DIR / embedder.model_id
+            table, _, _ = vectors.table_for(reader, embedder, folder, known)
+        table.save(build_dir, ix.latest_generation())
+    finally:
+        ix.close()
+
+
+def _documents_for(schema: Any) -> tuple[Callable[[Record], dict[str, Any]], list[int]]:
+    """How records become documents of an index with ``schema``, and a one-item list that
+    counts the citation counts left out: an index built before they were kept has no
+    ``cited`` field (see schema.OPTIONAL_FIELDS), and its documents are made without it."""
+    missing = OPTIONAL_FIELDS - set(schema.names())
+    dropped = [0]
+
+    def to_doc(record: Record) -> dict[str, Any]:
+        doc = record_fields(record)
+        for name in missing:
+            if doc.pop(name, None) is not None:
+                dropped[0] += 1
+        return doc
+
+    return to_doc, dropped
+
+
+def _papers(merger: RecordMerger, check: EprintCheck) -> Iterator[Record]:
+    """The papers of an update's records, each folded into one record."""
+    for members in merger.groups():
+        yield from merged_papers(members, check)
+
+
+def _checked(
+    record: Record, existing: list[tuple[int, dict[str, Any]]], check: EprintCheck
+) -> tuple[Record, list[tuple[int, dict[str, Any]]]]:
+    """``record``, whose arXiv id is a claim, and the indexed documents of its paper: those
+    ``existing`` ones that ``check`` leaves with it (a claim of another paper's id joins
+    nothing), and the record without the ids it dropped."""
+    stored = [record_from_stored(fields) for _, fields in existing]
+    for paper in check([*stored, record]):
+        kept = [i for i, found in enumerate(stored) if any(m is found for m in paper)]
+        if len(kept) < len(paper):  # the paper the record is in
+            checked = next(m for m in paper if not any(m is found for found in stored))
+            return checked, [existing[i] for i in kept]
+    raise AssertionError("the record is in none of its papers")  # pragma: no cover
+
+
+def _segment_ids(reader: Any) -> list[str]:
+    """The ids of the index's segments, in document order."""
+    return [leaf.segment().segment_id() for leaf, _ in reader.leaf_readers()]
+
+
+def _same_paper(searcher: Any, record: Record) -> list[tuple[int, dict[str, Any]]]:
+    terms = [("keys", key_term(k)) for k in record.identity_keys] + [("id", record.id)]
+    docnums = _docs_with_terms(searcher.reader(), terms)
+    return [(d, searcher.stored_fields(d)) for d in docnums]
+
+
+def _docs_with_terms(reader: Any, terms: list[tuple[str, str]]) -> list[int]:
+    """Live documents having any of ``terms``, read from their posting lists (an ``Or``
+    query would first fill a score array of a few thousand slots), each term looked up
+    once in each segment (Whoosh looks it up three times: at 1,000,000 records, 34
+    segments, that was most of an update's time)."""
+    found: set[int] = set()
+    for fieldname, text in terms:
+        found.update(int(d) for d in masks.term_docs(reader, fieldname, text))
+    return sorted(d for d in found if not reader.is_deleted(d))

@@ -1,0 +1,167 @@
+"""What a search service keeps for each index generation it has open: the Whoosh index,
+its facet table, and the tables built from it when first needed (author names, subjects,
+spelling words, document frequencies, vectors); and each thread's searcher on it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from whoosh.index import Index
+from whoosh.reading import IndexReader
+from whoosh.searching import Searcher
+
+from pubsearch.index.facets import FacetTable
+from pubsearch.index.names import Documents, NameIndex
+from pubsearch.index.schema import DEFAULT_FIELD
+from pubsearch.index.spelling import Spelling
+from pubsearch.index.vectors import VectorTable
+from pubsearch.search import masks, semantic
+from pubsearch.search.compiler import SPELLING_FIELDS
+from pubsearch.search.subjectmatch import SubjectIndex
+
+# Document frequencies kept per generation before they are forgotten (about 100 bytes each).
+MAX_KEPT_FREQUENCIES = 200_000
+
+
+def close_all(searchers: set[Searcher], lock: threading.Lock) -> None:
+    """Close every searcher of ``searchers`` (emptied, under ``lock``)."""
+    with lock:
+        left = list(searchers)
+        searchers.clear()
+    for searcher in left:
+        searcher.close()
+
+
+@dataclass
+class Snapshot:
+    """A searcher on one generation, owned by one thread."""
+
+    generation: str
+    index: Index
+    searcher: Searcher
+
+
+@dataclass
+class Generation:
+    name: str
+    index: Index
+    facets: FacetTable | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Words' document frequencies in the combined field, as long texts ask for them (each
+    # costs a look-up in every segment).
+    frequencies: dict[str, int] = field(default_factory=dict)
+    _names: NameIndex | None = None
+    _spelling: Spelling | None = None
+    _subjects: SubjectIndex | None = None
+    _meaning: semantic.SemanticIndex | None = None
+    _meaning_read: bool = False
+    # Each table has a lock of its own: building one (about a second at 100,000 records)
+    # holds up no search but those that need it.
+    _names_lock: threading.Lock = field(default_factory=threading.Lock)
+    _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def spelling(self, searcher: Searcher, table: FacetTable, directory: Path) -> Spelling:
+        """The correctly spelt words of this generation (pubsearch.index.spelling): the table
+        saved with it, read when first asked, or built now when it has none (an update, or
+        an older version: two to four seconds at 100,000 records), and saved for the next
+        process."""
+        with self._spelling_lock:
+            if self._spelling is None:
+                generation = self.index.latest_generation()
+                saved = Spelling.load(directory, generation)
+                if saved is None:
+                    names = self.names(table, directory)
+                    saved = spelling_table(searcher.reader(), names)
+                    _keep(saved.save, directory, generation)
+                self._spelling = saved
+            return self._spelling
+
+    def names(self, table: FacetTable, directory: Path) -> NameIndex:
+        """The author names of this generation, found by surname: the table saved with
+        it, read when first asked (mapped, a few ms), or built from the facet table when
+        the generation has none (built by an older version: about a second at 100,000
+        records)."""
+        with self._names_lock:
+            if self._names is None:
+                labels = table.authors.labels
+                generation = self.index.latest_generation()
+                found = NameIndex.load(directory, labels, generation)
+                if found is None:
+                    found = NameIndex.build(labels, name_documents(table))
+                    _keep(found.save, directory, generation)
+                self._names = found
+            return self._names
+
+    def subjects(self, table: FacetTable) -> SubjectIndex:
+        """The subjects of this generation, found by what people type (its tables are
+        built when first needed)."""
+        with self.lock:
+            if self._subjects is None:
+                self._subjects = SubjectIndex(table.subjects.labels, table.subjects.ids_by_key)
+            return self._subjects
+
+    def meaning(self, directory: Path, searcher: Searcher) -> semantic.SemanticIndex | None:
+        """This generation's vectors (None when it has none), read when first asked."""
+        with self.lock:
+            if not self._meaning_read:
+                reader = searcher.reader()
+                table = VectorTable.load(
+                    directory, self.index.latest_generation(), reader.doc_count_all()
+                )
+                if table is not None and table.present.any():
+                    self._meaning = semantic.SemanticIndex.from_table(table)
+                self._meaning_read = True
+            return self._meaning
+
+    def doc_frequencies(self, searcher: Searcher, stems: Sequence[str]) -> list[int]:
+        """How many records have each of ``stems`` in their title or abstract. From the
+        terms' rows the generation keeps, those not kept yet looked up together (a
+        pasted abstract asks this of some 300 words, in each segment)."""
+        kept = self.frequencies  # (another thread may clear it meanwhile)
+        known = {stem: df for stem in stems if (df := kept.get(stem)) is not None}
+        missing = [stem for stem in dict.fromkeys(stems) if stem not in known]
+        if missing:
+            found = masks.doc_frequencies(searcher.reader(), DEFAULT_FIELD, missing)
+            known.update(zip(missing, found, strict=True))
+            if len(kept) + len(missing) > MAX_KEPT_FREQUENCIES:
+                kept.clear()
+            kept.update(zip(missing, found, strict=True))
+        return [known[stem] for stem in stems]
+
+
+def name_documents(table: FacetTable) -> Documents:
+    """Which documents each author of ``table`` is on (for the name table's counts)."""
+    return Documents(table.authors.value_ids, table.authors.doc_of_entry, table.live)
+
+
+def spelling_table(reader: IndexReader, names: NameIndex) -> Spelling:
+    """The spelling table of the index ``reader`` reads: its titles' words, each with
+    how many titles use it, and its authors' surnames (from ``names``)."""
+    title = reader.schema[SPELLING_FIELDS[0]]
+    field = title.spelling_fieldname(SPELLING_FIELDS[0])
+    words: list[str] = []
+    if field in reader.indexed_field_names():
+        words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field)]
+    counts = masks.doc_frequencies(reader, field, words) if words else []
+    return Spelling.build(zip(words, counts, strict=True), names.surnames())
+
+
+def _keep(save: Callable[[Path, int], None], directory: Path, generation: int) -> None:
+    """Save a table built for a generation that had none, for the processes after this
+    one (each file is written whole, then renamed into place); where the generation's
+    directory cannot be written (read-only, or removed meanwhile), it is built again."""
+    try:
+        save(directory, generation)
+    except OSError:
+        pass
+
+
+def save_tables(directory: Path, reader: IndexReader, table: FacetTable, generation: int) -> None:
+    """Save beside a generation's index files the tables its searches read: the name table
+    and the spelling table (a one-off query reads them instead of building them)."""
+    names = NameIndex.build(table.authors.labels, name_documents(table))
+    names.save(directory, generation)
+    spelling_table(reader, names).save(directory, generation)

@@ -1,0 +1,833 @@
+"""Which documents match a query, as a boolean array over document numbers.
+
+Whoosh's ``docs_for_query`` steps a matcher tree document by document in Python; for a
+common word at 100k records that is most of a query's time. For the queries people mostly
+type (words combined with AND, OR, NOT) the same set is the boolean combination of each
+word's posting list, and each posting list is read in one go. Everything else (phrases,
+ranges, wildcards, ...) is still asked of ``docs_for_query``, one sub-query at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+from whoosh import fields
+from whoosh import query as wq
+
+from pubsearch.codec import w3format
+from pubsearch.core import speedups
+from pubsearch.index.facets import BoolArray, Int32Array, IntArray
+from pubsearch.search.wildcards import pattern_parts
+
+FloatArray = npt.NDArray[np.float64]
+
+# Fields whose terms are plain text, so that a Term query's text is the indexed term.
+_TEXT_FIELDS = (fields.TEXT, fields.KEYWORD, fields.ID)
+
+
+class DocumentSet(wq.Query):  # type: ignore[misc]  # whoosh is Any to mypy
+    """A query matching given documents (deleted ones or not), scored as ``scoring``
+    scores them (its matches among them; the others score nothing): the papers of the
+    authors a name in the search box stands for (see :mod:`pubsearch.index.names`)."""
+
+    def __init__(self, docs: IntArray, scoring: wq.Query, boost: float = 1.0) -> None:
+        self.docs = np.unique(np.asarray(docs, dtype=np.int64))
+        self.scoring = scoring
+        self.boost = boost
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is DocumentSet
+            and np.array_equal(self.docs, other.docs)
+            and self.scoring == other.scoring
+            and self.boost == other.boost
+        )
+
+    def __hash__(self) -> int:
+        return hash((len(self.docs), self.scoring, self.boost))
+
+    def __repr__(self) -> str:
+        return f"DocumentSet({len(self.docs)} documents, {self.scoring!r}, boost={self.boost})"
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def estimate_size(self, ixreader: Any) -> int:
+        return len(self.docs)
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        from whoosh.matching import ListMatcher
+
+        live = [int(d) for d in self.docs if not searcher.reader().is_deleted(int(d))]
+        return ListMatcher(live, all_weights=self.boost)
+
+
+def query_mask(searcher: Any, query: wq.Query, size: int) -> BoolArray:
+    """Documents (deleted ones included or not: callers AND with the live mask) that
+    ``query`` matches, the same set as ``searcher.docs_for_query(query)``."""
+    return _mask(searcher, searcher.reader(), query, size)
+
+
+def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
+    kind = type(q)
+    if kind is wq.Term and _is_text_field(searcher, q.fieldname) and isinstance(q.text, str):
+        return term_mask(reader, q.fieldname, q.text, size)
+    if (numeric := numeric_terms(reader, q)) is not None:
+        mask = np.zeros(size, dtype=np.bool_)
+        for fieldname, text in numeric:
+            mask[term_docs(reader, fieldname, text)] = True
+        return mask
+    if kind is wq.And and q.subqueries:
+        out = _mask(searcher, reader, q.subqueries[0], size)
+        for sub in q.subqueries[1:]:
+            if not out.any():
+                break
+            out &= _mask(searcher, reader, sub, size)
+        return out
+    if kind is wq.Or and q.subqueries and not getattr(q, "minmatch", 0):
+        out = np.zeros(size, dtype=np.bool_)
+        for sub in q.subqueries:
+            out |= _mask(searcher, reader, sub, size)
+        return out
+    if kind is wq.AndNot:
+        out = _mask(searcher, reader, q.a, size)
+        if out.any():
+            out &= ~_mask(searcher, reader, q.b, size)
+        return out
+    if kind is wq.Phrase and (docs := phrase_docs(searcher, q)) is not None:
+        mask = np.zeros(size, dtype=np.bool_)
+        mask[docs] = True
+        return mask
+    if kind in (wq.Prefix, wq.Wildcard) and (found := pattern_postings(reader, q)) is not None:
+        mask = np.zeros(size, dtype=np.bool_)
+        found.mark(mask)
+        return mask
+    if kind is wq.Not:
+        return ~_mask(searcher, reader, q.query, size)
+    if kind is DocumentSet:
+        mask = np.zeros(size, dtype=np.bool_)
+        mask[q.docs[q.docs < size]] = True
+        return mask
+    if kind is wq.Every:
+        if not q.fieldname:
+            return np.ones(size, dtype=np.bool_)
+        if (docs := field_docs(reader, q.fieldname)) is not None:
+            mask = np.zeros(size, dtype=np.bool_)
+            mask[docs] = True
+            return mask
+    if kind is wq.AndMaybe:
+        return _mask(searcher, reader, q.a, size)
+    if kind is wq.Require:
+        return _mask(searcher, reader, q.a, size) & _mask(searcher, reader, q.b, size)
+    mask = np.zeros(size, dtype=np.bool_)
+    mask[np.fromiter(searcher.docs_for_query(q), dtype=np.int64)] = True
+    return mask
+
+
+def field_docs(reader: Any, fieldname: str) -> IntArray | None:
+    """Documents (deleted ones included) with any term in ``fieldname`` (``title:*``): the
+    union of the field's posting lists, worked out once per generation. None for a field
+    the index lacks."""
+    if fieldname not in reader.schema:
+        return None
+    key = (segments_key(reader), "field:*", fieldname)
+    held = _PHRASES.get(key)
+    if held is not None:
+        docs: IntArray = held[0]
+        return docs
+    size = reader.doc_count_all()
+    mask = np.zeros(size, dtype=np.bool_)
+    lengths = _field_length_bytes(reader, fieldname)
+    if lengths is not None:
+        mask[:] = lengths > 0  # a field with lengths: a length for every document with it
+    else:
+        for text in reader.lexicon(fieldname):
+            mask[term_docs(reader, fieldname, text)] = True
+    found = np.flatnonzero(mask)
+    _PHRASES.put(key, (found,))
+    return found
+
+
+def _field_length_bytes(reader: Any, fieldname: str) -> npt.NDArray[np.uint8] | None:
+    """Each document's length byte of ``fieldname`` (0: none), or None for a field
+    without lengths."""
+    if not reader.schema[fieldname].scorable:
+        return None
+    out = np.zeros(reader.doc_count_all(), dtype=np.uint8)
+    for segment, offset in reader.leaf_readers():
+        found = w3format.segment_length_bytes(segment, fieldname)
+        if found is not None:
+            out[offset : offset + len(found)] = found
+    return out
+
+
+@dataclass(frozen=True)
+class KeptPiece:
+    """A word's posting list in one segment, kept there as arrays (see
+    :class:`PatternPostings`): it stands before ``ids[at]`` of the pattern's postings."""
+
+    at: int
+    offset: int  # the segment's first document
+    word: int  # its index in the pattern's words
+    ids: IntArray  # numbered in the segment
+    weights: FloatArray
+
+
+@dataclass(frozen=True)
+class PatternPostings:
+    """The posting lists of every word a pattern (``optim*``, ``ba?ch``) stands for, one
+    after another: document numbers (deleted ones included), weights, and for each posting
+    the index of its word in ``words``. The lists segments keep as arrays are not copied
+    into them but listed in ``kept``, each where it stands among them (a short prefix's
+    common words hold most of its postings: 5.2 of the 6.4 million of ``co*`` at 1M)."""
+
+    words: tuple[str, ...]
+    ids: IntArray
+    weights: FloatArray
+    word_of: Int32Array
+    kept: tuple[KeptPiece, ...] = ()
+
+    @property
+    def nbytes(self) -> int:
+        held = self.ids.nbytes + self.weights.nbytes + self.word_of.nbytes
+        return int(held + sum(p.ids.nbytes + p.weights.nbytes for p in self.kept))
+
+    def whole(self) -> PatternPostings:
+        """Every posting in the arrays, the kept ones in their places."""
+        if not self.kept:
+            return self
+        ids: list[IntArray] = []
+        weights: list[FloatArray] = []
+        word_of: list[Int32Array] = []
+        begin = 0
+        for piece in self.kept:
+            ids += [self.ids[begin : piece.at], piece.ids + piece.offset]
+            weights += [self.weights[begin : piece.at], piece.weights]
+            word_of += [
+                self.word_of[begin : piece.at],
+                np.full(len(piece.ids), piece.word, dtype=np.int32),
+            ]
+            begin = piece.at
+        return PatternPostings(
+            self.words,
+            np.concatenate([*ids, self.ids[begin:]]),
+            np.concatenate([*weights, self.weights[begin:]]),
+            np.concatenate([*word_of, self.word_of[begin:]]),
+        )
+
+    def mark(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Set ``mask[d]`` for every document ``d`` of these postings."""
+        mask[self.ids] = True
+        for piece in self.kept:
+            mask[piece.offset :][piece.ids] = True
+
+    def doc_frequencies(self) -> IntArray:
+        """Each word's number of postings."""
+        dfs = np.bincount(self.word_of, minlength=len(self.words))
+        for piece in self.kept:
+            dfs[piece.word] += len(piece.ids)
+        return dfs
+
+
+def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
+    """The postings of the words ``q`` (a Prefix or Wildcard on a field of plain text)
+    expands to, or None for another field. Worked out once per generation and pattern.
+
+    A short prefix stands for thousands of words (``co*``: 4,151 abstracts' words as
+    written at 102,289 records), most of them rare: each segment's words are read in
+    order from the prefix on, and each short posting list straight from the terms file
+    where Whoosh keeps it, rather than looking every word up again in every segment."""
+    if not _is_text_field_of(reader.schema, q.fieldname) or not isinstance(q.text, str):
+        return None
+    key = (segments_key(reader), type(q).__name__, q.fieldname, q.text)
+    held = _PATTERNS.get(key)
+    if held is not None:
+        found: PatternPostings = held[0]
+        return found
+    prefix, pattern = pattern_parts(q)
+    words: dict[str, int] = {}
+    parts: list[tuple[int, w3format.SegmentWords, Int32Array]] = []
+    for segment, offset in reader.leaf_readers():
+        segment_words = w3format.prefix_postings(segment, q.fieldname, prefix, pattern)
+        if segment_words is None:  # not a whoosh3 segment: through Whoosh, word by word
+            read = [
+                (word, *_read_postings(segment, q.fieldname, word))
+                for word in w3format.pattern_words(segment, q)
+            ]
+            segment_words = w3format.SegmentWords(
+                [word for word, _, _ in read],
+                np.concatenate([i for _, i, _ in read]) if read else np.zeros(0, np.int64),
+                np.concatenate([w for _, _, w in read]) if read else np.zeros(0, np.float64),
+                np.array([len(i) for _, i, _ in read], dtype=np.int64),
+            )
+        numbers = np.array(
+            [words.setdefault(word, len(words)) for word in segment_words.words], dtype=np.int32
+        )
+        parts.append((offset, segment_words, numbers))
+    # The segments' postings one after another, each copied once into place.
+    size = sum(len(part.ids) for _, part, _ in parts)
+    result = PatternPostings(
+        tuple(words),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.float64),
+        np.empty(size, dtype=np.int32),
+        tuple(_kept_pieces_of(parts)),
+    )
+    begin = 0
+    for offset, part, numbers in parts:
+        end = begin + len(part.ids)
+        np.add(part.ids, offset, out=result.ids[begin:end])
+        result.weights[begin:end] = part.weights
+        result.word_of[begin:end] = np.repeat(numbers, part.counts)
+        begin = end
+    for array in (result.ids, result.weights, result.word_of):
+        array.flags.writeable = False  # shared: no caller may change it
+    _PATTERNS.put(key, (result,))
+    return result
+
+
+def _kept_pieces_of(
+    parts: list[tuple[int, w3format.SegmentWords, Int32Array]],
+) -> Iterator[KeptPiece]:
+    """Each segment's kept lists, where they stand among the postings."""
+    begin = 0
+    for offset, found, numbers in parts:
+        if found.kept:
+            before = np.cumsum(found.counts) - found.counts  # postings before each word
+            for index, (ids, weights) in sorted(found.kept.items()):
+                ids.flags.writeable = weights.flags.writeable = False  # shared, as below
+                yield KeptPiece(
+                    begin + int(before[index]), offset, int(numbers[index]), ids, weights
+                )
+        begin += len(found.ids)
+
+
+def numeric_terms(reader: Any, q: wq.Query) -> list[tuple[str, bytes]] | None:
+    """The indexed terms a query on a number field (``year:2021``, ``year:[2019 TO 2021]``)
+    matches documents by, or None for any other query. (Whoosh indexes each number as a few
+    terms of different precision and turns a range into ranges of those terms.)"""
+    kind = type(q)
+    fieldname = getattr(q, "fieldname", None)
+    if (
+        not isinstance(fieldname, str)
+        or fieldname not in reader.schema
+        or not isinstance(reader.schema[fieldname], fields.NUMERIC)
+    ):
+        return None
+    if kind is wq.Term and isinstance(q.text, bytes):
+        return [(fieldname, q.text)]
+    if kind is wq.NumericRange:
+        found: list[tuple[str, bytes]] = []
+        stack = [w3format.compile_query(q, reader)]
+        while stack:
+            part = stack.pop()
+            if isinstance(part, wq.ConstantScoreQuery):
+                stack.append(part.child)
+            elif type(part) is wq.Or:
+                stack.extend(part.subqueries)
+            elif type(part) is wq.TermRange:
+                found.extend((fieldname, b) for b in w3format.term_range_texts(part, reader))
+            elif type(part) is wq.Term and isinstance(part.text, bytes):
+                found.append((fieldname, part.text))
+            elif part is not wq.NullQuery and not isinstance(part, type(wq.NullQuery)):
+                return None
+        return found
+    return None
+
+
+def term_rows(
+    reader: Any, fieldname: str, text: str | bytes
+) -> tuple[tuple[int, bytes], ...] | None:
+    """``(leaf number, row)`` of each of ``reader``'s segments that has ``fieldname:text``
+    (see :func:`w3format.term_rows_many`), or None when a segment is not whoosh3's. Kept
+    for the generation: at 1,000,000 records an index has some 34 segments, and Whoosh
+    looks a term up in each of them three times (is it there, its frequency, its
+    postings), some 20 ms of every query."""
+    many = term_rows_many(reader, fieldname, [text])
+    return None if many is None else many[0]
+
+
+def term_rows_many(
+    reader: Any, fieldname: str, texts: Sequence[str | bytes]
+) -> list[tuple[tuple[int, bytes], ...]] | None:
+    """:func:`term_rows` of each of ``texts``: those not kept for the generation yet
+    looked up together, a segment at a time."""
+    segments = segments_key(reader)
+    found: list[tuple[tuple[int, bytes], ...] | None] = [
+        _TERM_ROWS.get((segments, fieldname, text)) for text in texts
+    ]
+    missing = list(dict.fromkeys(t for t, rows in zip(texts, found, strict=True) if rows is None))
+    if missing:
+        having: dict[str | bytes, list[tuple[int, bytes]]] = {text: [] for text in missing}
+        leaves = [segment for segment, _ in reader.leaf_readers()]
+        try:
+            by_segment = w3format.term_rows_many(leaves, fieldname, missing)
+        except w3format.NotWhoosh3:
+            return None
+        for number, segment_rows in enumerate(by_segment):
+            for text, row in zip(missing, segment_rows, strict=True):
+                if row is not None:
+                    having[text].append((number, row))
+        for text, rows in having.items():
+            _TERM_ROWS.put((segments, fieldname, text), tuple(rows))
+        found = [
+            rows if rows is not None else tuple(having[text])
+            for text, rows in zip(texts, found, strict=True)
+        ]
+    return cast(list[tuple[tuple[int, bytes], ...]], found)
+
+
+def look_up_terms(reader: Any, terms: Iterable[tuple[str, str | bytes]]) -> None:
+    """Look up the rows of many ``(fieldname, text)`` terms together (see
+    :func:`term_rows_many`), ahead of the searches that will ask for each: a query of
+    many words asks some 40 segments for each of them."""
+    by_field: dict[str, list[str | bytes]] = {}
+    for fieldname, text in terms:
+        by_field.setdefault(fieldname, []).append(text)
+    for fieldname, texts in by_field.items():
+        if len(texts) > 1:
+            term_rows_many(reader, fieldname, texts)
+
+
+def doc_frequencies(reader: Any, fieldname: str, texts: Sequence[str | bytes]) -> list[int]:
+    """:func:`doc_frequency` of each of ``texts``, their rows looked up all at once."""
+    many = term_rows_many(reader, fieldname, texts)
+    if many is None:
+        return [int(reader.doc_frequency(fieldname, text)) for text in texts]
+    return [sum(w3format.row_doc_frequency(row) for _, row in rows) for rows in many]
+
+
+def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
+    """How many documents (deleted ones included) have ``fieldname:text``: Whoosh's
+    ``reader.doc_frequency``, from the terms' rows kept for the generation."""
+    rows = term_rows(reader, fieldname, text)
+    if rows is None:
+        return int(reader.doc_frequency(fieldname, text))
+    return sum(w3format.row_doc_frequency(row) for _, row in rows)
+
+
+def term_mask(reader: Any, fieldname: str, text: str | bytes, size: int) -> BoolArray:
+    """A flag per document (of ``size``): whether it is in the posting list of
+    ``fieldname:text`` (deleted ones included). A common word's flags are set a segment
+    at a time from the lists the segments keep as arrays (see :func:`_kept_pieces`)."""
+    mask = np.zeros(size, dtype=np.bool_)
+    pieces = _kept_pieces(reader, fieldname, text)
+    if pieces is None:
+        mask[term_docs(reader, fieldname, text)] = True
+        return mask
+    for segment, offset, row in pieces:
+        out = mask[offset : offset + segment.doc_count_all()]
+        if not w3format.mark_postings(segment, fieldname, text, out):
+            out[w3format.segment_postings(segment, fieldname, text, False, row)[0]] = True
+    return mask
+
+
+# A word whose segments keep its list as arrays but for this many postings or fewer is
+# read a segment at a time, those postings read again for each use. A word with more
+# postings outside the kept lists is read whole, once, and kept for the next use.
+_UNKEPT_POSTINGS = 4_096
+
+
+def _kept_pieces(
+    reader: Any, fieldname: str, text: str | bytes
+) -> list[tuple[Any, int, bytes]] | None:
+    """``(segment, offset, row)`` of each segment having ``fieldname:text``, when some of
+    its segments keep the word's list as arrays (:mod:`pubsearch.codec.hotlists`), all
+    but :data:`_UNKEPT_POSTINGS` of its postings are kept, and it is not held whole
+    already; else None: the list is better read whole (:func:`postings`)."""
+    held = _recent().get((id(reader), fieldname, text))
+    if held is not None and held[0] is reader:
+        return None
+    if _LONG_LISTS.get((segments_key(reader), fieldname, text)) is not None:
+        return None
+    rows = term_rows(reader, fieldname, text)
+    if rows is None:
+        return None
+    leaves = reader.leaf_readers()
+    pieces = []
+    unkept = 0
+    kept_somewhere = False
+    for number, row in rows:
+        segment, offset = leaves[number]
+        if w3format.keeps_list(segment, fieldname, text):
+            kept_somewhere = True
+        else:
+            unkept += w3format.row_doc_frequency(row)
+            if unkept > _UNKEPT_POSTINGS:
+                return None
+        pieces.append((segment, offset, row))
+    # A word kept nowhere is a rare one: read once, and kept for the next use.
+    return pieces if kept_somewhere else None
+
+
+def term_docs(reader: Any, fieldname: str, text: str | bytes) -> IntArray:
+    """Document numbers in the posting list of ``fieldname:text``, deleted ones included."""
+    return postings(reader, fieldname, text)[0]
+
+
+# The posting lists read last, per thread: a search reads each word's list for its mask
+# and again to score it; each block read costs an unpickling of its positions too. Bounded
+# in bytes as well as in lists: a common word's list grows with the index (16 MB at
+# 1,000,000 records), and every thread of every server process keeps its own.
+_RECENT = threading.local()
+_RECENT_SIZE = 16
+_RECENT_MAX_BYTES = 24 * 1024 * 1024
+
+
+def postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
+    """Document numbers (deleted ones included) and weights of the posting list of
+    ``fieldname:text``, read a block at a time: a Whoosh matcher yields one document per
+    Python call, and filters out deleted documents one by one. Long lists are kept for
+    every thread (:data:`_LONG_LISTS`), the last few of any length for this one."""
+    recent = _recent()
+    key = (id(reader), fieldname, text)
+    held = recent.get(key)
+    if held is not None and held[0] is reader:
+        recent.move_to_end(key)
+        return held[1], held[2]
+    shared_key = (segments_key(reader), fieldname, text)
+    shared = _LONG_LISTS.get(shared_key)
+    if shared is not None:
+        ids, weights = shared
+    else:
+        ids, weights = _read_postings(reader, fieldname, text)
+        _share_if_long(shared_key, ids, weights)
+    _remember(recent, key, (reader, ids, weights))
+    return ids, weights
+
+
+def postings_by_segment(
+    reader: Any, fieldname: str, text: str | bytes
+) -> Iterator[tuple[int, IntArray, FloatArray]]:
+    """The posting list of ``fieldname:text`` (see :func:`postings`) in pieces: ``(offset,
+    ids, weights)``, the documents being ``offset + ids``. A common word's a segment at a
+    time, from the lists the segments keep as arrays (see :func:`_kept_pieces`): its list
+    is then never made whole (8 bytes a document for its numbers and as many for its
+    weights), and what is done with each piece stays in the processor's cache. Any other
+    word's whole, read or kept as :func:`postings` does, in one piece."""
+    pieces = _kept_pieces(reader, fieldname, text)
+    if pieces is None:
+        yield (0, *postings(reader, fieldname, text))
+        return
+    for segment, offset, row in pieces:
+        ids, weights, _ = w3format.segment_postings(segment, fieldname, text, False, row)
+        yield offset, ids, weights
+
+
+def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:
+    if len(ids) >= _LONG_LIST_POSTINGS:
+        _LONG_LISTS.put(key, (ids, weights))
+
+
+def _postings_with_values(
+    reader: Any, fieldname: str, text: str
+) -> list[tuple[int, IntArray, w3format.PackedValues]]:
+    """A posting list's pieces, one per segment having the word: the segment's offset,
+    and the document numbers (in the segment) and values (encoded positions) of its
+    postings, each block read once. Only the numbers and weights are kept, whole, for the
+    next :func:`postings` call: the values take many times their memory, and phrase
+    matches are kept instead."""
+    pieces = _read_pieces(reader, fieldname, text, True)
+    ids, weights = _joined(pieces)
+    _remember(_recent(), (id(reader), fieldname, text), (reader, ids, weights))
+    _share_if_long((segments_key(reader), fieldname, text), ids, weights)
+    return [(offset, seg_ids, values) for offset, seg_ids, _, values in pieces]
+
+
+def _recent() -> OrderedDict[Any, tuple[Any, ...]]:
+    recent: OrderedDict[Any, tuple[Any, ...]] | None = getattr(_RECENT, "lists", None)
+    if recent is None:
+        recent = _RECENT.lists = OrderedDict()
+    return recent
+
+
+def _remember(recent: OrderedDict[Any, tuple[Any, ...]], key: Any, value: tuple[Any, ...]) -> None:
+    """Keep ``value`` (reader, document numbers, weights) as the newest of this thread's
+    lists, dropping the oldest past :data:`_RECENT_SIZE` lists or :data:`_RECENT_MAX_BYTES`
+    (the newest is always kept)."""
+    recent[key] = value
+    recent.move_to_end(key)
+    while len(recent) > 1 and (
+        len(recent) > _RECENT_SIZE or _held_bytes(recent) > _RECENT_MAX_BYTES
+    ):
+        recent.popitem(last=False)
+
+
+def _held_bytes(recent: OrderedDict[Any, tuple[Any, ...]]) -> int:
+    return sum(ids.nbytes + weights.nbytes for _, ids, weights in recent.values())
+
+
+def _read_postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntArray, FloatArray]:
+    """The posting list's document numbers and weights, each block read once."""
+    return _joined(_read_pieces(reader, fieldname, text, False))
+
+
+def _read_pieces(
+    reader: Any, fieldname: str, text: str | bytes, with_values: bool
+) -> list[tuple[int, IntArray, FloatArray, w3format.PackedValues]]:
+    """The posting list a segment at a time: for each segment having the term, its offset
+    and the document numbers (in the segment), weights and, with ``with_values``, values
+    of its postings."""
+    leaves = reader.leaf_readers()
+    rows = term_rows(reader, fieldname, text)
+    having = (
+        [(leaves[number], row) for number, row in rows]
+        if rows is not None
+        else [(leaf, None) for leaf in leaves if (fieldname, text) in leaf[0]]
+    )
+    return [
+        (offset, *w3format.segment_postings(segment, fieldname, text, with_values, row))
+        for (segment, offset), row in having
+    ]
+
+
+def _joined(
+    pieces: list[tuple[int, IntArray, FloatArray, w3format.PackedValues]],
+) -> tuple[IntArray, FloatArray]:
+    """The document numbers (in the index) and weights of a list's pieces, one after
+    another."""
+    size = sum(len(seg_ids) for _, seg_ids, _, _ in pieces)
+    ids = np.empty(size, dtype=np.int64)
+    at = 0
+    for offset, seg_ids, _, _ in pieces:  # each piece's numbers moved in place
+        np.add(seg_ids, offset, out=ids[at : at + len(seg_ids)])
+        at += len(seg_ids)
+    if not pieces:
+        return ids, np.zeros(0, dtype=np.float64)
+    return ids, np.concatenate([weights for _, _, weights, _ in pieces])
+
+
+def phrase_docs(searcher: Any, q: wq.Phrase) -> IntArray | None:
+    """Documents where the words of ``q`` stand in order, each at most ``q.slop``
+    positions after the one before (next to each other for the usual slop of 1), deleted
+    ones included; None for a phrase this does not handle.
+
+    That is what Whoosh's phrase matcher (``SpanNear2``, in order, ``mindist`` 1) matches.
+    Here the documents having every word are found from the posting lists, and only their
+    positions are decoded.
+    """
+    fieldname, words = q.fieldname, tuple(q.words)
+    schema = searcher.schema
+    if not isinstance(q.slop, int) or not words or fieldname not in schema:
+        return None
+    field = schema[fieldname]
+    if not isinstance(field, fields.TEXT) or not field.format.supports("positions"):
+        return None
+    if not all(isinstance(w, str) for w in words):
+        return None
+    reader = searcher.reader()
+    key = (segments_key(reader), fieldname, words, q.slop)
+    held = _PHRASES.get(key)
+    if held is not None:
+        docs: IntArray = held[0]
+        return docs
+    found = _phrase_docs(reader, fieldname, words, q.slop)
+    _PHRASES.put(key, (found,))
+    return found
+
+
+def segments_key(reader: Any) -> tuple[tuple[str, int], ...]:
+    """What a reader's document numbers depend on: its segments and where each starts.
+    Every thread's reader of one index generation gives the same."""
+    return tuple((segment.segment().segid, offset) for segment, offset in reader.leaf_readers())
+
+
+def _array_bytes(arrays: tuple[Any, ...]) -> int:
+    return sum(array.nbytes for array in arrays)
+
+
+class _SharedResults:
+    """What was worked out from an index generation's segments (a tuple: arrays, or terms'
+    rows), shared by every thread, the least recently used dropped once the kept values'
+    sizes (``size``: by default their arrays' bytes) add up to more than ``limit``."""
+
+    def __init__(self, limit: int, size: Callable[[tuple[Any, ...]], int] = _array_bytes) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Any, tuple[Any, ...]] = OrderedDict()
+        self._held = 0
+        self._limit = limit
+        self._size = size
+
+    def get(self, key: Any) -> tuple[Any, ...] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Any, value: tuple[Any, ...]) -> None:
+        for item in value:
+            if isinstance(item, np.ndarray):
+                item.flags.writeable = False  # shared: no caller may change it
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._held += self._size(value)
+            while self._held > self._limit and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._held -= self._size(dropped)
+
+
+# Terms' rows (see term_rows), counted by term. A row is some 30 bytes and a term is in a
+# few dozen segments at most: 16,384 terms hold a few MB, more than the words of the
+# searches of many minutes.
+_TERM_ROWS = _SharedResults(limit=16_384, size=lambda rows: 1)
+
+
+# Phrase matches: a phrase costs a decoding of every position of its words, and people
+# search the same phrases again.
+_PHRASES = _SharedResults(limit=32 * 1024 * 1024)
+
+# The postings of patterns' words: a short prefix stands for thousands of words.
+_PATTERNS = _SharedResults(limit=64 * 1024 * 1024, size=lambda held: held[0].nbytes)
+
+# Posting lists (numbers and weights) of at least _LONG_LIST_POSTINGS documents. With stop
+# words indexed, a pasted sentence scores its common words, each in nearly every record,
+# and with the words of its feedback it reads more lists than a thread keeps (_RECENT_SIZE):
+# warm, such a sentence read 50 lists a search at 102,289 records.
+_LONG_LIST_POSTINGS = 2_000
+_LONG_LISTS = _SharedResults(limit=96 * 1024 * 1024)
+
+
+def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:
+    if slop < 1 and len(words) > 1:
+        return np.zeros(0, dtype=np.int64)  # no two words can be fewer than 1 apart
+    if len(words) == 1:
+        return postings(reader, fieldname, words[0])[0]
+    # A segment at a time (by offset): the documents having every word so far, and each
+    # word's values for each of them (where in its list each of them is, and the list's
+    # values).
+    candidates: dict[int, IntArray] = {}
+    lists: dict[int, list[tuple[IntArray, w3format.PackedValues]]] = {}
+    for k, word in enumerate(words):
+        pieces = {
+            offset: (ids, values)
+            for offset, ids, values in _postings_with_values(reader, fieldname, word)
+        }
+        if not k:
+            candidates = {offset: ids for offset, (ids, _) in pieces.items() if len(ids)}
+            lists = {
+                offset: [(np.arange(len(ids)), values)]
+                for offset, (ids, values) in pieces.items()
+                if len(ids)
+            }
+        for offset in list(candidates) if k else ():
+            piece = pieces.get(offset)
+            if piece is None:
+                del candidates[offset], lists[offset]
+                continue
+            in_candidates, in_list = _common_indices(candidates[offset], piece[0])
+            if not len(in_candidates):
+                del candidates[offset], lists[offset]
+                continue
+            candidates[offset] = candidates[offset][in_candidates]
+            lists[offset] = [(at[in_candidates], values) for at, values in lists[offset]]
+            lists[offset].append((in_list, piece[1]))
+        if not candidates:
+            return np.zeros(0, dtype=np.int64)
+    found = [
+        _phrase_in(docs, [values.take(at) for at, values in lists[offset]], slop) + offset
+        for offset, docs in candidates.items()
+    ]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _common_indices(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
+    """Where ``a`` and ``b`` (each sorted, without repeats) have the same numbers: their
+    indices in ``a`` and in ``b``, in order. A merge in C where it is built, else by
+    binary search of ``a``'s numbers in ``b``."""
+    compiled = speedups.active()
+    if compiled is not None:
+        in_a, in_b = compiled.common_indices(
+            np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+        )
+        return np.frombuffer(in_a, dtype=np.int64), np.frombuffer(in_b, dtype=np.int64)
+    at = np.searchsorted(b, a)
+    found = at < len(b)
+    found[found] = b[at[found]] == a[found]
+    return np.flatnonzero(found), at[found]
+
+
+def _phrase_in(candidates: IntArray, values: list[w3format.PackedValues], slop: int) -> IntArray:
+    """Those of ``candidates`` (documents of one segment having every word) where the
+    phrase's words stand in order, at most ``slop`` apart; ``values``: each word's values
+    (encoded positions) in each candidate."""
+    fits = w3format.phrase_fits(values, slop)
+    if fits is not None:
+        return candidates[fits]
+    if slop == 1:
+        # Where the phrase could start in each candidate, as (candidate, position) keys
+        # narrowed word by word: word k must be at start + k.
+        starts: IntArray | None = None
+        for k, word_values in enumerate(values):
+            owners, positions = w3format.position_table(word_values.as_list())
+            fits = positions >= k  # word k cannot start a phrase before position 0
+            keys = _sorted_keys(owners[fits], positions[fits] - k)
+            starts = keys if starts is None else _sorted_common(starts, keys)
+            if not len(starts):
+                break
+        assert starts is not None
+        return candidates[_first_of_runs(starts // _POSITION_SPAN)]
+    # Words up to ``slop`` apart: (candidate, position) keys of each word that stand 1 to
+    # ``slop`` after a key reached by the word before (the nearest key before it decides).
+    reached: IntArray | None = None
+    for word_values in values:
+        keys = _sorted_keys(*w3format.position_table(word_values.as_list()))
+        if reached is not None:
+            before = np.searchsorted(reached, keys, side="left") - 1  # the nearest below
+            gap = keys - reached[np.maximum(before, 0)]
+            keys = keys[(before >= 0) & (gap <= slop)]
+        reached = keys
+        if not len(reached):
+            return np.zeros(0, dtype=np.int64)
+    assert reached is not None
+    return candidates[_first_of_runs(reached // _POSITION_SPAN)]
+
+
+def _sorted_keys(owners: IntArray, positions: IntArray) -> IntArray:
+    """(candidate, position) as one number each, sorted."""
+    keys = owners * _POSITION_SPAN + positions
+    # Candidates in order, each one's positions rising: the keys are sorted and distinct
+    # already, which is checked (linear) rather than sorted again.
+    if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
+        keys = np.unique(keys)
+    return keys
+
+
+def _first_of_runs(sorted_values: IntArray) -> IntArray:
+    """Each value of a sorted array once."""
+    if len(sorted_values) < 2:
+        return sorted_values
+    return sorted_values[np.r_[True, sorted_values[1:] != sorted_values[:-1]]]
+
+
+def _sorted_common(a: IntArray, b: IntArray) -> IntArray:
+    """The numbers in both ``a`` and ``b`` (each sorted, without repeats), found by binary
+    search of the shorter in the longer rather than by sorting both together."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    at = np.searchsorted(b, a)
+    found = at < len(b)
+    found[found] = b[at[found]] == a[found]
+    return a[found]
+
+
+# Larger than any position plus the words of a phrase: (candidate, position) as one number.
+_POSITION_SPAN = 1 << 32
+
+
+def _is_text_field(searcher: Any, fieldname: str) -> bool:
+    return _is_text_field_of(searcher.schema, fieldname)
+
+
+def _is_text_field_of(schema: Any, fieldname: str) -> bool:
+    return fieldname in schema and isinstance(schema[fieldname], _TEXT_FIELDS)
