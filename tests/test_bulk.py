@@ -476,7 +476,7 @@ import gc
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from pubsearch import storage
+from pubsearch.index import storage
 from pubsearch.core.errors import WorkerError
 from pubsearch.index.segments import workers
 from pubsearch.index.documents import record_fields
@@ -536,7 +536,7 @@ import gc
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from pubsearch import storage
+from pubsearch.index import storage
 from pubsearch.core.errors import WorkerError
 from pubsearch.index.segments import workers
 from pubsearch.index.documents import record_fields

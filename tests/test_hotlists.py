@@ -13,6 +13,7 @@ from whoosh import query as wq
 
 from pubsearch.codec import hotlists, w3format
 from pubsearch.core import npzfiles
+from pubsearch.index import postings as index_postings
 from pubsearch.index import storage
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.schema import KEPT_LIST_FIELDS
@@ -315,14 +316,14 @@ def test_many_terms_are_looked_up_at_once_as_whoosh_finds_each(
             assert any(row is not None for rows in found for row in rows) == bool(have)
         kept = w3format.kept_lists(segments[0])
         assert kept is not None and kept.rows("content", [b"the"]) != [None]
-        many = masks.term_rows_many(reader, "content", ["the", "zzzq", "the", "model"])
+        many = index_postings.term_rows_many(reader, "content", ["the", "zzzq", "the", "model"])
         assert many is not None
-        assert many[0] == many[2] == masks.term_rows(reader, "content", "the")
+        assert many[0] == many[2] == index_postings.term_rows(reader, "content", "the")
         assert many[1] == ()
-        assert [masks.doc_frequency(reader, "content", t) for t in ("the", "model")] == [
+        assert [index_postings.doc_frequency(reader, "content", t) for t in ("the", "model")] == [
             reader.doc_frequency("content", t) for t in ("the", "model")
         ]
-        assert masks.doc_frequencies(reader, "content", ["the", "zzzq"]) == [
+        assert index_postings.doc_frequencies(reader, "content", ["the", "zzzq"]) == [
             reader.doc_frequency("content", "the"),
             0,
         ]

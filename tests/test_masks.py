@@ -18,6 +18,7 @@ from whoosh.writing import SegmentWriter
 
 from pubsearch.codec import w3format
 from pubsearch.core import speedups
+from pubsearch.index import postings as index_postings
 from pubsearch.index import storage
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.documents import record_fields
@@ -100,15 +101,15 @@ def test_doc_frequencies_are_whooshs_in_every_segment(index_dir: Path) -> None:
             words = [*list(reader.field_terms(field))[:150], "nothingatall"]
             for word in words:
                 want = reader.doc_frequency(field, word)
-                assert masks.doc_frequency(reader, field, word) == want, (field, word)
-                rows = masks.term_rows(reader, field, word)
+                assert index_postings.doc_frequency(reader, field, word) == want, (field, word)
+                rows = index_postings.term_rows(reader, field, word)
                 assert rows is not None and len(rows) == sum(
                     (field, word) in leaf for leaf, _ in reader.leaf_readers()
                 )
-        before = masks.doc_frequency(reader, "title", "batch")
+        before = index_postings.doc_frequency(reader, "title", "batch")
     update_index(index_dir, [Record(id="one-more", title="A batch", abstract="Batch.")])
     with _searcher(index_dir) as searcher:
-        assert masks.doc_frequency(searcher.reader(), "title", "batch") == before + 1
+        assert index_postings.doc_frequency(searcher.reader(), "title", "batch") == before + 1
 
 
 def test_term_rows_are_looked_up_once_a_generation(
@@ -116,7 +117,9 @@ def test_term_rows_are_looked_up_once_a_generation(
 ) -> None:
     """Whoosh asks each segment's table three times for a word a query scores (is it
     there, its frequency, its postings): here once, for every searcher of the generation."""
-    monkeypatch.setattr(masks, "_TERM_ROWS", masks._SharedResults(limit=2, size=lambda rows: 1))
+    monkeypatch.setattr(
+        index_postings, "_TERM_ROWS", index_postings.SharedResults(limit=2, size=lambda rows: 1)
+    )
     asked: list[str] = []  # a text for each segment it was looked up in
     looked_up = w3format.term_rows_many
 
@@ -130,12 +133,12 @@ def test_term_rows_are_looked_up_once_a_generation(
         for searcher in (first, second):
             searcher.idf("content", "batch")
             postings(searcher.reader(), "content", "batch")
-            assert searcher.doc_frequency("content", "batch") == masks.doc_frequency(
+            assert searcher.doc_frequency("content", "batch") == index_postings.doc_frequency(
                 searcher.reader(), "content", "batch"
             )
         assert asked.count("batch") == segments
         for word in ("size", "train", "batch"):  # two kept: "batch" was dropped
-            masks.doc_frequency(first.reader(), "content", word)
+            index_postings.doc_frequency(first.reader(), "content", word)
         assert asked.count("batch") == 2 * segments
 
 
@@ -145,16 +148,16 @@ def test_long_posting_lists_are_shared_by_searchers_of_one_generation(
     """A list this long is read once for every thread and searcher of the generation (the
     per-thread cache is not what serves the second searcher: a new thread asks), and is
     the list Whoosh's matcher gives; a shorter one is not kept."""
-    monkeypatch.setattr(masks, "_LONG_LIST_POSTINGS", 10)
-    monkeypatch.setattr(masks, "_LONG_LISTS", masks._SharedResults(limit=1 << 20))
+    monkeypatch.setattr(index_postings, "_LONG_LIST_POSTINGS", 10)
+    monkeypatch.setattr(index_postings, "_LONG_LISTS", index_postings.SharedResults(limit=1 << 20))
     reads: list[str] = []
-    read = masks._read_postings
+    read = index_postings.read_postings
 
     def counted(reader, fieldname, text):  # type: ignore[no-untyped-def]
         reads.append(text)
         return read(reader, fieldname, text)
 
-    monkeypatch.setattr(masks, "_read_postings", counted)
+    monkeypatch.setattr(index_postings, "read_postings", counted)
     with _searcher(index_dir) as first, _searcher(index_dir) as second:
         reader = first.reader()
         long_word, short_word = "the", "batch"
@@ -184,20 +187,20 @@ def test_a_threads_recent_lists_are_bounded_in_bytes_as_well_as_in_number(
 ) -> None:
     """A common word's list grows with the index: a thread keeps the last lists only up to
     a number of bytes, and always the newest, however large."""
-    monkeypatch.setattr(masks, "_RECENT_MAX_BYTES", 10_000)
+    monkeypatch.setattr(index_postings, "_RECENT_MAX_BYTES", 10_000)
     recent: OrderedDict[object, tuple[object, ...]] = OrderedDict()
 
     def lists(count: int) -> tuple[object, np.ndarray, np.ndarray]:  # type: ignore[type-arg]
         return (None, np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.float64))
 
     for word in range(4):
-        masks._remember(recent, word, lists(200))  # 3,200 bytes each
+        index_postings._remember(recent, word, lists(200))  # 3,200 bytes each
     assert list(recent) == [1, 2, 3]
-    masks._remember(recent, "huge", lists(5_000))  # 80,000 bytes: alone, and kept
+    index_postings._remember(recent, "huge", lists(5_000))  # 80,000 bytes: alone, and kept
     assert list(recent) == ["huge"]
-    for word in range(masks._RECENT_SIZE + 3):
-        masks._remember(recent, ("small", word), lists(1))
-    assert len(recent) == masks._RECENT_SIZE
+    for word in range(index_postings._RECENT_SIZE + 3):
+        index_postings._remember(recent, ("small", word), lists(1))
+    assert len(recent) == index_postings._RECENT_SIZE
 
 
 @pytest.mark.parametrize("text", ["000A:0", "1A:0 model"])
@@ -418,7 +421,9 @@ def test_position_table_decodes_what_whoosh_encodes(
     values = [fmt.encode(p) for p in made] + [fmt.encode([1, 2])[:-1]]
     with _searcher(index_dir) as searcher:
         for word in ("batch", "train", "network"):
-            for _, _, piece in masks._postings_with_values(searcher.reader(), "abstract", word):
+            for _, _, piece in index_postings.postings_with_values(
+                searcher.reader(), "abstract", word
+            ):
                 values += piece.as_list()
     assert len(values) > 20
     owners, positions = w3format.position_table(values)
@@ -490,8 +495,8 @@ def test_posting_lists_read_whole_are_whoosh_matchers_lists(
         for fieldname in ("title", "abstract", "content", "author", "subject", "keys"):
             for text in reader.field_terms(fieldname):
                 positions = fieldname in ("title", "abstract", "author")
-                ids, weights = masks._read_postings(reader, fieldname, text)
-                pieces = masks._read_pieces(reader, fieldname, text, positions)
+                ids, weights = index_postings.read_postings(reader, fieldname, text)
+                pieces = index_postings._read_pieces(reader, fieldname, text, positions)
                 values = [v for *_, piece in pieces for v in piece.as_list()] if positions else None
                 want_ids, want_weights, want_values = _matcher_postings(reader, fieldname, text)
                 assert ids.tolist() == want_ids, (fieldname, text)

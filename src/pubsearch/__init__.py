@@ -1,7 +1,10 @@
-"""pubsearch: search publication records by keyword, with facets, from the shell or a browser.
+"""pubsearch: search publication records by keyword and meaning, with facets, from the shell
+or a browser.
 
-The parts, by responsibility: :mod:`pubsearch.ingest.readers` turn files into
-:class:`~pubsearch.ingest.records.Record` objects, :mod:`pubsearch.index.build` writes them into a
-Whoosh index, :mod:`pubsearch.search.service` answers queries for both :mod:`pubsearch.cli.main` and
-:mod:`pubsearch.web`.
+The packages, from the bottom up (each imports only those below it; import-linter checks
+it, ``make lint``): :mod:`pubsearch.core` (configuration, errors, arrays on disk, the C
+speedups), :mod:`pubsearch.ingest` (files read into records) and :mod:`pubsearch.codec`
+(the Whoosh 3 format), :mod:`pubsearch.index` (analysis, build, the tables of a
+generation), :mod:`pubsearch.search` (the one search service), and the two faces,
+:mod:`pubsearch.web` and :mod:`pubsearch.cli`.
 """

@@ -12,11 +12,17 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy
 
-from pubsearch.index.analysis import Vocabulary
+
+class Vocabulary(Protocol):
+    """What a field's map from word numbers to term numbers is kept for: a numbering of
+    words (:class:`pubsearch.index.analysis.Vocabulary`) and how many times it was started
+    anew."""
+
+    generation: int
 
 
 class FieldPostings:

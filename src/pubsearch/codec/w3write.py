@@ -45,7 +45,6 @@ from whoosh.writing import SegmentWriter
 from pubsearch.codec import hotlists
 from pubsearch.codec.pool import FieldPostings, TermPool, sort_postings
 from pubsearch.core import speedups
-from pubsearch.index.schema import KEPT_LIST_FIELDS
 
 # Length bytes (Whoosh's ``length_to_byte``) of the lengths most fields have, looked up.
 _LENGTH_TABLE_SIZE = 4096
@@ -151,13 +150,14 @@ def write_postings(
     lengths: Lengths | None,
     kept: dict[str, hotlists.FieldLists] | None = None,
     doc_count: int = 0,
+    kept_fields: frozenset[str] = frozenset(),
 ) -> None:
     """Write ``pool``'s postings through ``fieldwriter`` (a ``W3FieldWriter``) as its
     ``add_postings`` would, with a few Python calls per term instead of several per
     posting: the same blocks (ids delta-encoded, weights and values minified, pickled,
     compressed past the same size; see :data:`_BLOCK_PROTOCOL`), the same block and term
-    statistics, the same terms table. With ``kept``, each field's longest lists (of a
-    segment of ``doc_count`` documents) are put there too (see
+    statistics, the same terms table. With ``kept``, the longest lists of each field of
+    ``kept_fields`` (of a segment of ``doc_count`` documents) are put there too (see
     :mod:`pubsearch.codec.hotlists`)."""
     terms = _TermsTable(fieldwriter._tindex)
     postfile = fieldwriter._postfile
@@ -171,7 +171,7 @@ def write_postings(
         column = lengths.column(fieldname) if lengths is not None else None
         blocks = FieldBlocks(fieldwriter._codec, schema[fieldname].format, held, column)
         lists = None
-        if kept is not None and fieldname in KEPT_LIST_FIELDS:
+        if kept is not None and fieldname in kept_fields:
             lists = hotlists.select(
                 blocks.texts, blocks.bounds, blocks.order, blocks.docnums, blocks.weights, doc_count
             )
@@ -621,6 +621,9 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
     when the segment is written come from :meth:`add_pending_postings`.
     """
 
+    # The fields whose longest posting lists are kept again beside the segment (hotlists).
+    kept_list_fields: frozenset[str] = frozenset()
+
     def __init__(self, ix: Any, lock: bool = True, **kwargs: Any) -> None:
         # Without ``lock``, the index's write lock is not taken: a worker process writes
         # segments that the parent, holding the lock, commits.
@@ -703,7 +706,15 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
             kept: dict[str, hotlists.FieldLists] | None = (
                 {} if getattr(self.storage, "folder", None) else None  # (a RamStorage has none)
             )
-            write_postings(self.fieldwriter, self.schema, self.pool, lengths, kept, self.docnum)
+            write_postings(
+                self.fieldwriter,
+                self.schema,
+                self.pool,
+                lengths,
+                kept,
+                self.docnum,
+                self.kept_list_fields,
+            )
             self._kept_lists = kept
         else:
             self.fieldwriter.add_postings(self.schema, lengths, self.pool.iter_postings())

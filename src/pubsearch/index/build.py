@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
-from pubsearch.index import storage, vectors
+from pubsearch.index import postings, storage, vectors
 from pubsearch.index.documents import key_term, record_fields, record_from_stored
 from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.index.schema import OPTIONAL_FIELDS, analysed_as_now
@@ -25,7 +25,6 @@ from pubsearch.index.segments.workers import write_documents
 from pubsearch.index.segments.writer import merge_small_segments, segment_writer
 from pubsearch.ingest.eprints import EprintCheck, merged_papers
 from pubsearch.ingest.records import Record, RecordMerger, StreamingMerger, Written, merge
-from pubsearch.search import masks
 from pubsearch.search.generation import save_tables
 
 if TYPE_CHECKING:
@@ -354,5 +353,5 @@ def _docs_with_terms(reader: Any, terms: list[tuple[str, str]]) -> list[int]:
     segments, that was most of an update's time)."""
     found: set[int] = set()
     for fieldname, text in terms:
-        found.update(int(d) for d in masks.term_docs(reader, fieldname, text))
+        found.update(int(d) for d in postings.term_docs(reader, fieldname, text))
     return sorted(d for d in found if not reader.is_deleted(d))

@@ -25,13 +25,13 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.searching import Searcher
 
+from pubsearch.index import postings
 from pubsearch.index.facets import BoolArray, FacetTable
 from pubsearch.index.names import NameIndex
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Candidate, worth_correcting
 from pubsearch.ingest.records import fold
 from pubsearch.ingest.textforms import query_text
-from pubsearch.search import masks
 from pubsearch.search.compiler import (
     COMMON_WORDS,
     FUNCTION_WORDS,
@@ -150,7 +150,7 @@ class BoxWords:
             return True
         reader = self._searcher.reader()
         return any(
-            masks.doc_frequency(reader, "author", word)
+            postings.doc_frequency(reader, "author", word)
             for word in self._searcher.schema["author"].process_text(folded, mode="query")
         )
 

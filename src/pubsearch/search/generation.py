@@ -13,12 +13,13 @@ from whoosh.index import Index
 from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
+from pubsearch.index import postings
 from pubsearch.index.facets import FacetTable
 from pubsearch.index.names import Documents, NameIndex
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Spelling
 from pubsearch.index.vectors import VectorTable
-from pubsearch.search import masks, semantic
+from pubsearch.search import semantic
 from pubsearch.search.compiler import SPELLING_FIELDS
 from pubsearch.search.subjectmatch import SubjectIndex
 
@@ -124,7 +125,7 @@ class Generation:
         known = {stem: df for stem in stems if (df := kept.get(stem)) is not None}
         missing = [stem for stem in dict.fromkeys(stems) if stem not in known]
         if missing:
-            found = masks.doc_frequencies(searcher.reader(), DEFAULT_FIELD, missing)
+            found = postings.doc_frequencies(searcher.reader(), DEFAULT_FIELD, missing)
             known.update(zip(missing, found, strict=True))
             if len(kept) + len(missing) > MAX_KEPT_FREQUENCIES:
                 kept.clear()
@@ -145,7 +146,7 @@ def spelling_table(reader: IndexReader, names: NameIndex) -> Spelling:
     words: list[str] = []
     if field in reader.indexed_field_names():
         words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field)]
-    counts = masks.doc_frequencies(reader, field, words) if words else []
+    counts = postings.doc_frequencies(reader, field, words) if words else []
     return Spelling.build(zip(words, counts, strict=True), names.surnames())
 
 

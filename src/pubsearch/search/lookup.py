@@ -16,9 +16,9 @@ import numpy as np
 
 from pubsearch.core.errors import RecordNotFoundError
 from pubsearch.index.documents import key_term
+from pubsearch.index.postings import term_docs
 from pubsearch.ingest.identifiers import read_identifier
 from pubsearch.search.compiler import IDENTIFIER_FIELD, TextQuery
-from pubsearch.search.masks import term_docs
 
 
 def stored_record(searcher: Any, typed: str) -> dict[str, Any]:

@@ -27,8 +27,8 @@ import numpy.typing as npt
 from whoosh import query as wq
 from whoosh import scoring
 
+from pubsearch.index.postings import doc_frequencies, doc_frequency
 from pubsearch.index.schema import DEFAULT_FIELD, content_text
-from pubsearch.search.masks import doc_frequencies, doc_frequency
 
 # The usual BM25 constants; on SciFact's train queries K1 in 0.9..1.5 and B in 0.4..0.75
 # were all within 0.003 nDCG@10 of each other, so the textbook values stay.

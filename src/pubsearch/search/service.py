@@ -28,6 +28,7 @@ from pubsearch.core.errors import ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
 from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
+from pubsearch.index.postings import FloatArray, segments_key
 from pubsearch.index.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.ingest.readable import readable
 from pubsearch.ingest.records import Record
@@ -38,7 +39,7 @@ from pubsearch.search.generation import Generation, Snapshot, close_all
 from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
 from pubsearch.search.lookup import stored_record, with_unknown_noted
-from pubsearch.search.masks import FloatArray, query_mask, segments_key
+from pubsearch.search.masks import query_mask
 from pubsearch.search.related import more_like, shared_words
 from pubsearch.search.request import Mode, SearchRequest, check_sort
 from pubsearch.search.results import Hit, IndexStats, SearchResults

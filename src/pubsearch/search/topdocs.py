@@ -35,16 +35,14 @@ from whoosh import query as wq
 from pubsearch.codec import w3format
 from pubsearch.core import speedups
 from pubsearch.index.facets import BoolArray, IntArray
+from pubsearch.index.postings import FloatArray, look_up_terms, postings_by_segment
 from pubsearch.index.schema import WRITTEN_FIELDS
 from pubsearch.search.masks import (
     DocumentSet,
-    FloatArray,
     PatternPostings,
-    look_up_terms,
     numeric_terms,
     pattern_postings,
     phrase_docs,
-    postings_by_segment,
     query_mask,
 )
 
@@ -494,7 +492,7 @@ def _add_term(
     """Add a word's score to ``total`` in each document of its posting list (deleted ones
     included), and mark those documents in ``seen`` (flags set, or counts raised); False,
     with nothing added, for a word this module does not score. The list is taken a piece
-    at a time (:func:`~pubsearch.search.masks.postings_by_segment`)."""
+    at a time (:func:`~pubsearch.search.postings.postings_by_segment`)."""
     schema = searcher.schema
     fieldname, text = q.fieldname, q.text
     if (

@@ -23,6 +23,7 @@ from pubsearch.codec import w3format, w3write
 from pubsearch.codec.pool import FieldPostings
 from pubsearch.core import gcpause, memory, speedups
 from pubsearch.index.analysis import IndexWords
+from pubsearch.index.schema import KEPT_LIST_FIELDS
 from pubsearch.index.segments.docpostings import (
     BulkField,
     DirectTerms,
@@ -99,6 +100,8 @@ class BulkWriter(w3write.PoolSegmentWriter):
     """A segment writer (:class:`~pubsearch.codec.w3write.PoolSegmentWriter`: postings
     in a pool, written a term at a time) whose text fields are analysed in bulk (see
     :meth:`add_document`)."""
+
+    kept_list_fields = KEPT_LIST_FIELDS
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
