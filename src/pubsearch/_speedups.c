@@ -2055,7 +2055,7 @@ table_get_many(PyObject *module, PyObject *args)
     size_t values_len = 0, values_cap = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t k = 0; k < count && !failed; k++) {
-        int64_t where;
+        int64_t where = 0; /* set whenever size[k] >= 0; gcc cannot tell */
         failed = probe_table(fd, base, table, key_of[k], length_of[k], hash_of[k], &item,
                              &item_cap, &where, &size[k]);
         if (failed || size[k] < 0) {
