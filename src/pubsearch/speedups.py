@@ -1,5 +1,5 @@
-"""The C companion of the indexing code, ``pubsearch._speedups`` (src/pubsearch/_speedups.c),
-when it was built.
+"""The C companion of the indexing code, ``pubsearch._speedups`` (built from the C files of
+src/pubsearch/core/csrc/, which speedups.h there lists), when it was built.
 
 pyproject.toml builds it where a C compiler and Python's headers are; without them the
 install goes on and :mod:`pubsearch.analysis` and :mod:`pubsearch.segments` run their
