@@ -1,4 +1,4 @@
-"""Type stubs of pubsearch._speedups (src/pubsearch/_speedups.c)."""
+"""Type stubs of pubsearch.core._speedups (built from src/pubsearch/core/csrc/*.c)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload

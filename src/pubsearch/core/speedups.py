@@ -1,9 +1,10 @@
-"""The C companion of the indexing code, ``pubsearch.core._speedups`` (src/pubsearch/_speedups.c),
-when it was built.
+"""The C companion of the indexing and search code, ``pubsearch.core._speedups`` (built
+from the C files of src/pubsearch/core/csrc/, which speedups.h there lists), when it was
+built.
 
 pyproject.toml builds it where a C compiler and Python's headers are; without them the
-install goes on and :mod:`pubsearch.index.analysis` and :mod:`pubsearch.index.segments` run their
-own Python instead, which writes and reads the same index more slowly.
+install goes on and :mod:`pubsearch.index.analysis`, :mod:`pubsearch.codec` and the
+search run their own Python instead, which writes and reads the same index more slowly.
 ``PUBSEARCH_NO_SPEEDUPS=1`` makes a built module invisible (the tests run both ways).
 ``pubsearch --version`` says which.
 """
