@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from pubsearch import embedding
+from pubsearch.index import embedding
 
 REPO = Path(__file__).resolve().parent.parent
 

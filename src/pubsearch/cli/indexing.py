@@ -108,7 +108,7 @@ def index_command(
         pubsearch index --update new-records.jsonl.gz
         pubsearch index --no-vectors records.jsonl.gz
 
-    Where the semantic part is installed (pip install 'pubsearch[semantic]'), each record
+    Where the semantic part is installed (`make run` does; see docs/install.md), each record
     then gets a sentence vector for hybrid and semantic search: the index answers by words
     from the moment it is built, and by meaning once every vector is made. Ctrl-C while
     vectors are made keeps the index and what was made; 'pubsearch embed' goes on.
@@ -251,7 +251,7 @@ class _VectorProgress:
 @reports_errors
 def embed_command(index_dir: Path | None, wait: float, max_tokens: int | None) -> None:
     """Give the index's records that lack one a sentence vector, for hybrid and semantic
-    search (needs pip install 'pubsearch[semantic]').
+    search (needs the semantic part: `make run` installs it; see docs/install.md).
 
     Runs beside a server, which goes on answering and switches to the new vectors when
     they are published. Resumable: after Ctrl-C or a kill, run it again and it goes on
