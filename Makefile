@@ -45,6 +45,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests $(wildcard bench)
 	$(BIN)/ruff format --check src tests $(wildcard bench)
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The whole suite, then the index tests again with the C speedups turned off: the
 # pure-Python readers and writer are what runs wherever the extension cannot be built.

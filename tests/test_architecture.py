@@ -1,5 +1,6 @@
-"""Whoosh below its public API is known in two modules only: pubsearch.codec.w3format
-(which reads Whoosh 3 segments) and pubsearch.codec.w3write (which writes them).
+"""Whoosh below its public API is known in one package only, pubsearch.codec: its ``w3``
+modules read Whoosh 3 segments (w3format, w3terms, w3positions, w3columns) and write them
+(w3write).
 
 Every other module of src/pubsearch goes through them for Whoosh's private attributes,
 private names and byte-layout modules, which a new Whoosh release may change: these
@@ -10,14 +11,16 @@ elsewhere.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
 import whoosh
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "pubsearch"
-FORMAT_MODULES = frozenset({"codec/w3format.py", "codec/w3write.py"})
+FORMAT_MODULES = frozenset(
+    f"codec/{name}.py" for name in ("w3format", "w3terms", "w3positions", "w3columns", "w3write")
+)
 # Whoosh's modules of on-disk layout: codecs, hash tables and files, struct sizes, length
 # bytes; and the matcher wrappers that hide a segment's deletions. (``whoosh.columns`` is
 # the schema's public API for a field's column type; reading a column's internals is
@@ -216,3 +219,106 @@ def test_a_private_use_added_anywhere_else_is_found() -> None:
         "def f(q):\n    return q.fieldname\n",
     ):
         assert not private_uses(ast.parse(code), private), code
+
+
+# -- the floor plan: no cycles, no long modules ------------------------------------------
+
+MAX_LINES = 800
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_of(name: str, path: Path, tree: ast.Module, modules: Iterable[str]) -> set[str]:
+    """The pubsearch modules ``tree`` imports anywhere (at the top, in functions, under
+    TYPE_CHECKING): ``from a import b`` counts as ``a.b`` where that is a module, else as
+    ``a``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pubsearch"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([base] if base else [])])
+            if base.startswith("pubsearch"):
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    found.add(sub if sub in modules else base)
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    paths = {_module_name(path): path for path in SRC.rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        imported = _imports_of(name, path, ast.parse(path.read_text(encoding="utf-8")), paths)
+        graph[name] = {m for m in imported if m in paths and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle among pubsearch's modules, counting imports made inside functions
+    (a cycle hidden in a function is still two modules that need each other)."""
+    assert _cycles(_import_graph()) == []
+
+
+def test_a_cycle_would_be_found() -> None:
+    graph = _import_graph()
+    graph["pubsearch.core.config"] = graph["pubsearch.core.config"] | {"pubsearch.cli.main"}
+    assert any("pubsearch.core.config" in c and "pubsearch.cli.main" in c for c in _cycles(graph))
+
+
+def test_no_source_file_is_over_800_lines() -> None:
+    long = {
+        path.relative_to(SRC).as_posix(): lines
+        for path in [*SRC.rglob("*.py"), *SRC.rglob("*.c"), *SRC.rglob("*.h")]
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}

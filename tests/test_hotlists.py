@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from whoosh import query as wq
 
-from pubsearch.codec import hotlists, w3format
+from pubsearch.codec import hotlists, w3format, w3terms
 from pubsearch.core import npzfiles
 from pubsearch.index import postings as index_postings
 from pubsearch.index import storage
@@ -264,7 +264,7 @@ def test_the_terms_table_is_read_as_whoosh_reads_it(tmp_path: Path) -> None:
     ix, reader = _segments(gen)
     with reader:
         for segment, _ in reader.leaf_readers():
-            opened = w3format._opened(segment)
+            opened = w3terms.opened_files(segment)
             assert opened.table is not None
             tindex = segment._terms._tindex
             items = list(tindex.items())
@@ -274,12 +274,12 @@ def test_the_terms_table_is_read_as_whoosh_reads_it(tmp_path: Path) -> None:
                 assert opened.table.get(key + b"~") == tindex.get(key + b"~")
             assert opened.table.get(b"\xff\xff") is None
             for start in (items[0][0], items[len(items) // 2][0], b"\x00\x01m"):
-                assert list(w3format._items_from(opened, tindex, start)) == list(
+                assert list(w3terms.items_from(opened, tindex, start)) == list(
                     tindex.items_from(start)
                 )
             with pytest.MonkeyPatch.context() as mp:  # reads across many buffers
-                mp.setattr(w3format, "_ITEMS_READ", 64)
-                assert list(w3format._items_from(opened, tindex, items[0][0])) == items
+                mp.setattr(w3terms, "_ITEMS_READ", 64)
+                assert list(w3terms.items_from(opened, tindex, items[0][0])) == items
     ix.close()
 
 
@@ -303,7 +303,7 @@ def test_many_terms_are_looked_up_at_once_as_whoosh_finds_each(
             known = fieldname in reader.schema
             have = sorted({t for s in segments if known for t, _ in s.iter_field(fieldname)})[::3]
             texts: list[str | bytes] = [*have, b"zzzq", b"the\0", b"th", b"theory~", b""]
-            found = w3format.term_rows_many(segments, fieldname, texts)
+            found = w3terms.term_rows_many(segments, fieldname, texts)
             for segment, rows in zip(segments, found, strict=True):
                 terms = segment._terms
                 for text, row in zip(texts, rows, strict=True):
@@ -378,7 +378,7 @@ def test_a_prefix_read_in_c_is_what_python_reads(
     kept_words = 0
     try:
         for segment, _ in reader.leaf_readers():
-            opened = w3format._opened(segment)
+            opened = w3terms.opened_files(segment)
             in_c = w3format._prefix_postings_in_c(
                 segment, opened, fieldname, pattern.encode(), None, compiled
             )

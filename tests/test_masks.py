@@ -16,7 +16,7 @@ from whoosh import query as wq
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
 from whoosh.writing import SegmentWriter
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3format, w3positions, w3terms
 from pubsearch.core import speedups
 from pubsearch.index import postings as index_postings
 from pubsearch.index import storage
@@ -121,13 +121,13 @@ def test_term_rows_are_looked_up_once_a_generation(
         index_postings, "_TERM_ROWS", index_postings.SharedResults(limit=2, size=lambda rows: 1)
     )
     asked: list[str] = []  # a text for each segment it was looked up in
-    looked_up = w3format.term_rows_many
+    looked_up = w3terms.term_rows_many
 
     def counted(segments, fieldname, texts):  # type: ignore[no-untyped-def]
         asked.extend(text for text in texts for _ in segments)
         return looked_up(segments, fieldname, texts)
 
-    monkeypatch.setattr(w3format, "term_rows_many", counted)
+    monkeypatch.setattr(w3terms, "term_rows_many", counted)
     with _searcher(index_dir) as first, _searcher(index_dir) as second:
         segments = len(first.reader().leaf_readers())
         for searcher in (first, second):
@@ -260,23 +260,23 @@ def test_phrases_match_the_same_with_positions_out_of_order(
 ) -> None:
     """Positions are expected in order, candidate by candidate, and then need no sorting;
     given out of order they are sorted, and the matches are the same."""
-    table = w3format.position_table
+    table = w3positions.position_table
 
     def reversed_table(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
         owners, positions = table(values)
         return owners[::-1].copy(), positions[::-1].copy()
 
     matched = 0
-    monkeypatch.setattr(w3format, "phrase_fits", lambda values, slop: None)  # arrays
+    monkeypatch.setattr(w3positions, "phrase_fits", lambda values, slop: None)  # arrays
     with _searcher(index_dir) as searcher:
         reader = searcher.reader()
         for field in ("title", "abstract", "author"):
             words = tuple(searcher.schema[field].analyzer.words(text))
             assert len(words) > 1
             expected = masks._phrase_docs(reader, field, words, 1)
-            monkeypatch.setattr(w3format, "position_table", reversed_table)
+            monkeypatch.setattr(w3positions, "position_table", reversed_table)
             assert masks._phrase_docs(reader, field, words, 1).tolist() == expected.tolist()
-            monkeypatch.setattr(w3format, "position_table", table)
+            monkeypatch.setattr(w3positions, "position_table", table)
             matched += len(expected)
     assert matched > 0
 
@@ -296,7 +296,7 @@ def test_phrases_match_the_same_in_c_as_with_arrays(
             assert len(words) > 1
             in_c = masks._phrase_docs(reader, field, words, slop)
             with monkeypatch.context() as patched:
-                patched.setattr(w3format, "phrase_fits", lambda values, slop: None)
+                patched.setattr(w3positions, "phrase_fits", lambda values, slop: None)
                 with_arrays = masks._phrase_docs(reader, field, words, slop)
             assert in_c.tolist() == with_arrays.tolist(), field
             matched += len(in_c)
@@ -368,7 +368,7 @@ def test_phrase_fits_in_c_is_its_definition(words: list[list[list[int]]], slop: 
     assert speedups.compiled is not None, "the C speedups were not built"
     fmt = formats.Positions()
     positions = [[[p * 9 for p in c] for c in word] for word in words]
-    values = [w3format.PackedValues.of([fmt.encode(c) for c in word]) for word in positions]
+    values = [w3positions.PackedValues.of([fmt.encode(c) for c in word]) for word in positions]
     fits = speedups.compiled.phrase_fits([(v.joined, v.starts, v.ends) for v in values], slop)
     assert [bool(b) for b in fits] == _fits_by_definition(positions, slop)
 
@@ -378,8 +378,8 @@ def test_phrase_fits_in_c_is_its_definition(words: list[list[list[int]]], slop: 
 def test_phrase_fits_in_c_refuses_damaged_values(values: list[bytes]) -> None:
     assert speedups.compiled is not None, "the C speedups were not built"
     fmt = formats.Positions()
-    good = w3format.PackedValues.of([fmt.encode([1, 300, 70_000]) for _ in values])
-    bad = w3format.PackedValues.of(values)
+    good = w3positions.PackedValues.of([fmt.encode([1, 300, 70_000]) for _ in values])
+    bad = w3positions.PackedValues.of(values)
     for given_values in ([bad, good], [good, bad]):
         try:
             fits = speedups.compiled.phrase_fits(
@@ -388,7 +388,7 @@ def test_phrase_fits_in_c_refuses_damaged_values(values: list[bytes]) -> None:
         except ValueError:
             continue
         assert len(fits) == len(values)
-    twice = w3format.PackedValues.of([fmt.encode([1, 300, 70_000]) for _ in values] * 2)
+    twice = w3positions.PackedValues.of([fmt.encode([1, 300, 70_000]) for _ in values] * 2)
     with pytest.raises(ValueError, match="of one length"):
         speedups.compiled.phrase_fits(
             [(good.joined, good.starts, good.ends)] + [(twice.joined, twice.starts, twice.ends)], 1
@@ -426,7 +426,7 @@ def test_position_table_decodes_what_whoosh_encodes(
             ):
                 values += piece.as_list()
     assert len(values) > 20
-    owners, positions = w3format.position_table(values)
+    owners, positions = w3positions.position_table(values)
     want_owners: list[int] = []
     want_positions: list[int] = []
     for i, value in enumerate(values):
@@ -435,7 +435,7 @@ def test_position_table_decodes_what_whoosh_encodes(
         want_positions += decoded
     assert owners.tolist() == want_owners
     assert positions.tolist() == want_positions
-    empty_owners, empty_positions = w3format.position_table([])
+    empty_owners, empty_positions = w3positions.position_table([])
     assert len(empty_owners) == len(empty_positions) == 0
 
 

@@ -1,5 +1,5 @@
 """The fast paths know the index format of the Whoosh versions in
-``w3format.KNOWN_WHOOSH_VERSIONS``. Any other Whoosh is written by Whoosh's own writer and
+``w3version.KNOWN_WHOOSH_VERSIONS``. Any other Whoosh is written by Whoosh's own writer and
 read through its public API, with one warning: the same records, the same results."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pubsearch.codec import w3format, w3write
+from pubsearch.codec import w3format, w3version, w3write
 from pubsearch.index.build import build_index
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.ingest.records import Record
@@ -39,8 +39,8 @@ def _records() -> list[Record]:
 
 
 def _pretend_unknown_whoosh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(w3format, "WHOOSH_VERSION", "3.99.0")
-    monkeypatch.setattr(w3format, "_warned", False)
+    monkeypatch.setattr(w3version, "WHOOSH_VERSION", "3.99.0")
+    monkeypatch.setattr(w3version, "_warned", False)
 
 
 def _forbid_fast_writer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,8 +92,8 @@ def test_the_installed_whoosh_is_a_known_one() -> None:
     against Whoosh's own writer) and added to KNOWN_WHOOSH_VERSIONS."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert w3format.fast_paths()
-    assert w3format.WHOOSH_VERSION in w3format.KNOWN_WHOOSH_VERSIONS
+        assert w3version.fast_paths()
+    assert w3version.WHOOSH_VERSION in w3version.KNOWN_WHOOSH_VERSIONS
 
 
 def test_whoosh_own_writer_writes_the_index_the_fast_writer_writes(
@@ -105,9 +105,9 @@ def test_whoosh_own_writer_writes_the_index_the_fast_writer_writes(
     with monkeypatch.context() as patched:
         _pretend_unknown_whoosh(patched)
         _forbid_fast_writer(patched)
-        with pytest.warns(w3format.UnknownWhooshWarning):
+        with pytest.warns(w3version.UnknownWhooshWarning):
             build_index(tmp_path / "plain", _records())
-    assert w3format.fast_paths()
+    assert w3version.fast_paths()
     plain = _contents(tmp_path / "plain")
     assert len(plain["records"]) > 100
     assert plain == fast
@@ -123,7 +123,7 @@ def test_an_unknown_whoosh_builds_and_searches_through_whoosh_with_one_warning(
     _pretend_unknown_whoosh(monkeypatch)
     _forbid_fast_writer(monkeypatch)
     _forbid_fast_readers(monkeypatch)
-    with pytest.warns(w3format.UnknownWhooshWarning) as caught:
+    with pytest.warns(w3version.UnknownWhooshWarning) as caught:
         build_index(tmp_path / "plain", _records())
         plain = _contents(tmp_path / "plain")
         also = _contents(tmp_path / "fast")  # a fast-built index, read the slow way

@@ -23,9 +23,9 @@ from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.index.schema import OPTIONAL_FIELDS, analysed_as_now
 from pubsearch.index.segments.workers import write_documents
 from pubsearch.index.segments.writer import merge_small_segments, segment_writer
+from pubsearch.index.tables import save_tables
 from pubsearch.ingest.eprints import EprintCheck, merged_papers
 from pubsearch.ingest.records import Record, RecordMerger, StreamingMerger, Written, merge
-from pubsearch.search.generation import save_tables
 
 if TYPE_CHECKING:
     from pubsearch.index.embedding import Embedder
@@ -134,7 +134,7 @@ def _save_facets(
     build_dir: Path, previous: FacetTable | None = None, added: int = 0, tables: bool = True
 ) -> None:
     """Save the build's facet table, and with ``tables`` those made from it and the index
-    (see generation.save_tables): ``previous`` extended when the build appended ``added``
+    (see tables.save_tables): ``previous`` extended when the build appended ``added``
     documents to it (deleting some, renumbering none), else read from the whole index."""
     ix = storage.open_index(build_dir)
     try:

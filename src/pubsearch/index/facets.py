@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from whoosh.reading import IndexReader
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3columns
 from pubsearch.core import gcpause, npzfiles
 from pubsearch.index.schema import VALUE_SEP
 from pubsearch.ingest.records import fold
@@ -415,11 +415,11 @@ def _joined_values(leaf: IndexReader, column: str, field: Any, start: int) -> by
     joined by :data:`_DOC_SEP`.
 
     A ``VarBytesColumn`` (the facet columns) is read at once (see
-    :func:`pubsearch.codec.w3format.varbytes_values`).
+    :func:`pubsearch.codec.w3columns.varbytes_values`).
     """
     creader = leaf.column_reader(column, translate=False)
     stop = leaf.doc_count_all()
-    joined = w3format.varbytes_values(creader, start, stop, _DOC_SEP.encode())
+    joined = w3columns.varbytes_values(creader, start, stop, _DOC_SEP.encode())
     if joined is not None:
         return joined
     convert = field.from_column_value
@@ -461,7 +461,7 @@ def _column_numbers(
         lo, hi = max(start - offset, 0), min(stop - offset, count)
         if lo >= hi:
             continue
-        raw = w3format.numeric_values(leaf.column_reader(name, translate=False), lo, hi)
+        raw = w3columns.numeric_values(leaf.column_reader(name, translate=False), lo, hi)
         # The few distinct stored values, each converted as Whoosh's reader would.
         distinct, inverse = np.unique(raw, return_inverse=True)
         converted = np.asarray(

@@ -17,7 +17,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3format, w3positions, w3terms
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -27,7 +27,7 @@ def term_rows(
     reader: Any, fieldname: str, text: str | bytes
 ) -> tuple[tuple[int, bytes], ...] | None:
     """``(leaf number, row)`` of each of ``reader``'s segments that has ``fieldname:text``
-    (see :func:`w3format.term_rows_many`), or None when a segment is not whoosh3's. Kept
+    (see :func:`w3terms.term_rows_many`), or None when a segment is not whoosh3's. Kept
     for the generation: at 1,000,000 records an index has some 34 segments, and Whoosh
     looks a term up in each of them three times (is it there, its frequency, its
     postings), some 20 ms of every query."""
@@ -49,8 +49,8 @@ def term_rows_many(
         having: dict[str | bytes, list[tuple[int, bytes]]] = {text: [] for text in missing}
         leaves = [segment for segment, _ in reader.leaf_readers()]
         try:
-            by_segment = w3format.term_rows_many(leaves, fieldname, missing)
-        except w3format.NotWhoosh3:
+            by_segment = w3terms.term_rows_many(leaves, fieldname, missing)
+        except w3terms.NotWhoosh3:
             return None
         for number, segment_rows in enumerate(by_segment):
             for text, row in zip(missing, segment_rows, strict=True):
@@ -82,7 +82,7 @@ def doc_frequencies(reader: Any, fieldname: str, texts: Sequence[str | bytes]) -
     many = term_rows_many(reader, fieldname, texts)
     if many is None:
         return [int(reader.doc_frequency(fieldname, text)) for text in texts]
-    return [sum(w3format.row_doc_frequency(row) for _, row in rows) for rows in many]
+    return [sum(w3terms.row_doc_frequency(row) for _, row in rows) for rows in many]
 
 
 def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
@@ -91,7 +91,7 @@ def doc_frequency(reader: Any, fieldname: str, text: str | bytes) -> int:
     rows = term_rows(reader, fieldname, text)
     if rows is None:
         return int(reader.doc_frequency(fieldname, text))
-    return sum(w3format.row_doc_frequency(row) for _, row in rows)
+    return sum(w3terms.row_doc_frequency(row) for _, row in rows)
 
 
 # A word whose segments keep its list as arrays but for this many postings or fewer is
@@ -124,7 +124,7 @@ def kept_pieces(
         if w3format.keeps_list(segment, fieldname, text):
             kept_somewhere = True
         else:
-            unkept += w3format.row_doc_frequency(row)
+            unkept += w3terms.row_doc_frequency(row)
             if unkept > _UNKEPT_POSTINGS:
                 return None
         pieces.append((segment, offset, row))
@@ -197,7 +197,7 @@ def _share_if_long(key: Any, ids: IntArray, weights: FloatArray) -> None:
 
 def postings_with_values(
     reader: Any, fieldname: str, text: str
-) -> list[tuple[int, IntArray, w3format.PackedValues]]:
+) -> list[tuple[int, IntArray, w3positions.PackedValues]]:
     """A posting list's pieces, one per segment having the word: the segment's offset,
     and the document numbers (in the segment) and values (encoded positions) of its
     postings, each block read once. Only the numbers and weights are kept, whole, for the
@@ -240,7 +240,7 @@ def read_postings(reader: Any, fieldname: str, text: str | bytes) -> tuple[IntAr
 
 def _read_pieces(
     reader: Any, fieldname: str, text: str | bytes, with_values: bool
-) -> list[tuple[int, IntArray, FloatArray, w3format.PackedValues]]:
+) -> list[tuple[int, IntArray, FloatArray, w3positions.PackedValues]]:
     """The posting list a segment at a time: for each segment having the term, its offset
     and the document numbers (in the segment), weights and, with ``with_values``, values
     of its postings."""
@@ -258,7 +258,7 @@ def _read_pieces(
 
 
 def _joined(
-    pieces: list[tuple[int, IntArray, FloatArray, w3format.PackedValues]],
+    pieces: list[tuple[int, IntArray, FloatArray, w3positions.PackedValues]],
 ) -> tuple[IntArray, FloatArray]:
     """The document numbers (in the index) and weights of a list's pieces, one after
     another."""

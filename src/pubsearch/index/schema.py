@@ -36,6 +36,8 @@ WRITTEN_FIELDS = {"title": "title_words", "abstract": "abstract_words"}
 # (pubsearch.codec.hotlists): the plain words' field, the titles and names people
 # search by field, and the words as written a short prefix (co*) stands for. Not the
 # abstract's stems: they would add as much again to the index.
+# The fields whose unstemmed words the spelling table holds: only the title keeps them.
+SPELLING_FIELDS = ("title",)
 KEPT_LIST_FIELDS = frozenset({DEFAULT_FIELD, "title", "author", *WRITTEN_FIELDS.values()})
 
 # Separates the values of a multi-valued column (authors, subjects).

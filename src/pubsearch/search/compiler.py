@@ -82,7 +82,6 @@ FIELDS = Fields(
 # Phrases of plain words are matched here (the combined field keeps no positions).
 PHRASE_FIELDS = ("title", "abstract")
 # Fields whose words did-you-mean suggestions come from (they keep unstemmed words).
-SPELLING_FIELDS = ("title",)  # only the title keeps unstemmed words (schema.py)
 
 # In a query of at least FUNCTION_WORDS_FROM distinct bare words (a question, a claim, a
 # paragraph), these words weigh FUNCTION_WORD_WEIGHT of the others: "What is the effect

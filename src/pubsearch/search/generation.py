@@ -5,22 +5,21 @@ spelling words, document frequencies, vectors); and each thread's searcher on it
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from whoosh.index import Index
-from whoosh.reading import IndexReader
 from whoosh.searching import Searcher
 
 from pubsearch.index import postings
 from pubsearch.index.facets import FacetTable
-from pubsearch.index.names import Documents, NameIndex
+from pubsearch.index.names import NameIndex
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Spelling
+from pubsearch.index.tables import keep, name_documents, spelling_table
 from pubsearch.index.vectors import VectorTable
 from pubsearch.search import semantic
-from pubsearch.search.compiler import SPELLING_FIELDS
 from pubsearch.search.subjectmatch import SubjectIndex
 
 # Document frequencies kept per generation before they are forgotten (about 100 bytes each).
@@ -76,7 +75,7 @@ class Generation:
                 if saved is None:
                     names = self.names(table, directory)
                     saved = spelling_table(searcher.reader(), names)
-                    _keep(saved.save, directory, generation)
+                    keep(saved.save, directory, generation)
                 self._spelling = saved
             return self._spelling
 
@@ -92,7 +91,7 @@ class Generation:
                 found = NameIndex.load(directory, labels, generation)
                 if found is None:
                     found = NameIndex.build(labels, name_documents(table))
-                    _keep(found.save, directory, generation)
+                    keep(found.save, directory, generation)
                 self._names = found
             return self._names
 
@@ -131,38 +130,3 @@ class Generation:
                 kept.clear()
             kept.update(zip(missing, found, strict=True))
         return [known[stem] for stem in stems]
-
-
-def name_documents(table: FacetTable) -> Documents:
-    """Which documents each author of ``table`` is on (for the name table's counts)."""
-    return Documents(table.authors.value_ids, table.authors.doc_of_entry, table.live)
-
-
-def spelling_table(reader: IndexReader, names: NameIndex) -> Spelling:
-    """The spelling table of the index ``reader`` reads: its titles' words, each with
-    how many titles use it, and its authors' surnames (from ``names``)."""
-    title = reader.schema[SPELLING_FIELDS[0]]
-    field = title.spelling_fieldname(SPELLING_FIELDS[0])
-    words: list[str] = []
-    if field in reader.indexed_field_names():
-        words = [w.decode("utf-8") if isinstance(w, bytes) else w for w in reader.lexicon(field)]
-    counts = postings.doc_frequencies(reader, field, words) if words else []
-    return Spelling.build(zip(words, counts, strict=True), names.surnames())
-
-
-def _keep(save: Callable[[Path, int], None], directory: Path, generation: int) -> None:
-    """Save a table built for a generation that had none, for the processes after this
-    one (each file is written whole, then renamed into place); where the generation's
-    directory cannot be written (read-only, or removed meanwhile), it is built again."""
-    try:
-        save(directory, generation)
-    except OSError:
-        pass
-
-
-def save_tables(directory: Path, reader: IndexReader, table: FacetTable, generation: int) -> None:
-    """Save beside a generation's index files the tables its searches read: the name table
-    and the spelling table (a one-off query reads them instead of building them)."""
-    names = NameIndex.build(table.authors.labels, name_documents(table))
-    names.save(directory, generation)
-    spelling_table(reader, names).save(directory, generation)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from whoosh import fields
 from whoosh import query as wq
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3columns, w3format, w3positions
 from pubsearch.core import speedups
 from pubsearch.index.facets import BoolArray, Int32Array, IntArray
 from pubsearch.index.postings import (
@@ -167,7 +167,7 @@ def _field_length_bytes(reader: Any, fieldname: str) -> npt.NDArray[np.uint8] | 
         return None
     out = np.zeros(reader.doc_count_all(), dtype=np.uint8)
     for segment, offset in reader.leaf_readers():
-        found = w3format.segment_length_bytes(segment, fieldname)
+        found = w3columns.segment_length_bytes(segment, fieldname)
         if found is not None:
             out[offset : offset + len(found)] = found
     return out
@@ -409,7 +409,7 @@ def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int)
     # word's values for each of them (where in its list each of them is, and the list's
     # values).
     candidates: dict[int, IntArray] = {}
-    lists: dict[int, list[tuple[IntArray, w3format.PackedValues]]] = {}
+    lists: dict[int, list[tuple[IntArray, w3positions.PackedValues]]] = {}
     for k, word in enumerate(words):
         pieces = {
             offset: (ids, values)
@@ -459,11 +459,11 @@ def _common_indices(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
     return np.flatnonzero(found), at[found]
 
 
-def _phrase_in(candidates: IntArray, values: list[w3format.PackedValues], slop: int) -> IntArray:
+def _phrase_in(candidates: IntArray, values: list[w3positions.PackedValues], slop: int) -> IntArray:
     """Those of ``candidates`` (documents of one segment having every word) where the
     phrase's words stand in order, at most ``slop`` apart; ``values``: each word's values
     (encoded positions) in each candidate."""
-    fits = w3format.phrase_fits(values, slop)
+    fits = w3positions.phrase_fits(values, slop)
     if fits is not None:
         return candidates[fits]
     if slop == 1:
@@ -471,7 +471,7 @@ def _phrase_in(candidates: IntArray, values: list[w3format.PackedValues], slop: 
         # narrowed word by word: word k must be at start + k.
         starts: IntArray | None = None
         for k, word_values in enumerate(values):
-            owners, positions = w3format.position_table(word_values.as_list())
+            owners, positions = w3positions.position_table(word_values.as_list())
             fits = positions >= k  # word k cannot start a phrase before position 0
             keys = _sorted_keys(owners[fits], positions[fits] - k)
             starts = keys if starts is None else _sorted_common(starts, keys)
@@ -483,7 +483,7 @@ def _phrase_in(candidates: IntArray, values: list[w3format.PackedValues], slop: 
     # ``slop`` after a key reached by the word before (the nearest key before it decides).
     reached: IntArray | None = None
     for word_values in values:
-        keys = _sorted_keys(*w3format.position_table(word_values.as_list()))
+        keys = _sorted_keys(*w3positions.position_table(word_values.as_list()))
         if reached is not None:
             before = np.searchsorted(reached, keys, side="left") - 1  # the nearest below
             gap = keys - reached[np.maximum(before, 0)]

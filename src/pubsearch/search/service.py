@@ -23,7 +23,7 @@ from whoosh import sorting
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3version
 from pubsearch.core.errors import ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
@@ -109,7 +109,7 @@ class SearchService:
         with self._lock:
             gen = self._generation
             if gen is None or live is None or gen.name != live.name:
-                w3format.fast_paths()  # warns, once, of a Whoosh whose format it does not know
+                w3version.fast_paths()  # warns, once, of a Whoosh whose format it does not know
                 name, index = storage.open_current(self.index_dir)
                 gen = self._generation = Generation(name, index)
                 if self.prepare_in_background:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from whoosh import fields, scoring
 from whoosh import query as wq
 
-from pubsearch.codec import w3format
+from pubsearch.codec import w3columns, w3format
 from pubsearch.core import speedups
 from pubsearch.index.facets import BoolArray, IntArray
 from pubsearch.index.postings import FloatArray, look_up_terms, postings_by_segment
@@ -56,7 +56,7 @@ def field_lengths(reader: Any, fieldname: str) -> FloatArray:
     byte each segment stores, decoded)."""
     out = np.ones(reader.doc_count_all(), dtype=np.float64)  # Whoosh's default: 1
     for segment, offset in reader.leaf_readers():
-        found = w3format.segment_length_bytes(segment, fieldname)
+        found = w3columns.segment_length_bytes(segment, fieldname)
         if found is not None:
             out[offset : offset + len(found)] = w3format.LENGTH_OF_BYTE[found]
     return out

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, current_app, render_template, request
+from flask import Flask, Response, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
@@ -31,8 +31,7 @@ from pubsearch.search.compiler import MAX_QUERY_CHARS
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit, shortened
 from pubsearch.search.service import SearchService
-
-SERVICE_KEY = "pubsearch.service"
+from pubsearch.web.state import SERVICE_KEY
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -106,12 +105,6 @@ def warm_up(app: Flask) -> None:
         if client.get("/").status_code == 200:
             app.extensions[SERVICE_KEY].prepare()
     app.extensions[SERVICE_KEY].close()
-
-
-def service() -> SearchService:
-    """The search service of the running app."""
-    svc: SearchService = current_app.extensions[SERVICE_KEY]
-    return svc
 
 
 def long_date(date: str) -> str:

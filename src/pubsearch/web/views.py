@@ -23,9 +23,9 @@ from pubsearch.search import export
 from pubsearch.search.broadening import nearest_broader
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import SearchResults
-from pubsearch.web import service
 from pubsearch.web.pages import build_results_page
 from pubsearch.web.params import collect_params, request_from_params
+from pubsearch.web.state import service
 from pubsearch.web.urls import search_url
 
 bp = Blueprint("pubsearch", __name__)

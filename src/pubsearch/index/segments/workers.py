@@ -4,7 +4,7 @@ worker processes, each writing its own segments with a
 documents, which bounds its memory), and commits them all as one generation of the index.
 Small inputs are written in this process; and every input, by Whoosh's own writer, where
 the installed Whoosh is not a version whose format the fast paths know
-(:func:`pubsearch.codec.w3format.fast_paths`).
+(:func:`pubsearch.codec.w3version.fast_paths`).
 
 The only module of pubsearch that starts processes (a search imports neither it nor
 ``multiprocessing``; tests/test_imports.py).
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pubsearch.codec import w3format, w3write
+from pubsearch.codec import w3version, w3write
 from pubsearch.core import gcpause
 from pubsearch.core.errors import WorkerError
 from pubsearch.index import storage
@@ -156,7 +156,7 @@ def _write_documents(
 ) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
     parallel_threshold = parallel_threshold or PARALLEL_THRESHOLD
-    if not w3format.fast_paths():
+    if not w3version.fast_paths():
         return _write_with_whoosh(index_dir, docs, to_doc, summarize, summaries)
     ix = storage.open_index(index_dir)
     stream = iter(docs)

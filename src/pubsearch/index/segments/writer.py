@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy
 
-from pubsearch.codec import w3format, w3write
+from pubsearch.codec import w3version, w3write
 from pubsearch.codec.pool import FieldPostings
 from pubsearch.core import gcpause, memory, speedups
 from pubsearch.index.analysis import IndexWords
@@ -425,5 +425,5 @@ def merge_small_segments(writer: Any, segments: list[Any]) -> list[Any]:
 def segment_writer(ix: Any) -> Any:
     """A writer of a new segment of ``ix``, which takes the index's write lock: a
     :class:`BulkWriter`, or Whoosh's own where the installed Whoosh is not a version
-    whose format the fast paths know (:func:`~pubsearch.codec.w3format.fast_paths`)."""
-    return BulkWriter(ix) if w3format.fast_paths() else ix.writer()
+    whose format the fast paths know (:func:`~pubsearch.codec.w3version.fast_paths`)."""
+    return BulkWriter(ix) if w3version.fast_paths() else ix.writer()

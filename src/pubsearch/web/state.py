@@ -1,0 +1,16 @@
+"""What the running app holds for its requests: the one search service, kept in the app's
+extensions by :func:`pubsearch.web.create_app` and asked for by the views."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from pubsearch.search.service import SearchService
+
+SERVICE_KEY = "pubsearch.service"
+
+
+def service() -> SearchService:
+    """The search service of the running app."""
+    svc: SearchService = current_app.extensions[SERVICE_KEY]
+    return svc
