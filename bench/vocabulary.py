@@ -54,7 +54,7 @@ def ensure_index(index: Path, data: Path) -> None:
         return
     print(f"indexing {data} into {index} ...", file=sys.stderr)
     subprocess.run(
-        [sys.executable, "-m", "pubsearch.cli.main", "index", "--no-vectors", "--index", str(index)]
+        [sys.executable, "-m", "pubsearch", "index", "--no-vectors", "--index", str(index)]
         + [str(data)],
         check=True,
     )
