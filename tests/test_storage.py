@@ -90,3 +90,64 @@ def test_objects_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="objects"):
         npzfiles.save_arrays(tmp_path / "a.npz", {"x": np.asarray(["a", None], dtype=object)})
     assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
+
+
+_BUILD_AS_BEFORE = """
+import sys
+from pathlib import Path
+from pubsearch.index import analysis, tokenizer
+from pubsearch.index.build import build_index
+from pubsearch.ingest.readers import ReadReport, read_paths
+
+# The classes pickled with the schema, named as they were before the packages.
+for old, module, names in [
+    ("pubsearch.analysis", analysis, ["FastAnalyzer"]),
+    ("pubsearch.tokenizer", tokenizer, ["SearchableTokenizer"]),
+]:
+    sys.modules[old] = module
+    for name in names:
+        getattr(module, name).__module__ = old
+build_index(Path(sys.argv[1]), read_paths([Path(sys.argv[2])], ReadReport()))
+"""
+
+_SEARCH = """
+import sys
+from pathlib import Path
+assert "pubsearch.analysis" not in sys.modules
+from pubsearch.search.request import SearchRequest
+from pubsearch.search.service import SearchService
+service = SearchService(Path(sys.argv[1]))
+print(service.search(SearchRequest(q="batch size")).total)
+service.close()
+"""
+
+
+def test_an_index_built_before_the_packages_opens_and_searches(
+    tmp_path: Path, seeds_dir: Path, seed_index: Path
+) -> None:
+    """Whoosh pickles the schema with its analyzers' module paths, and unpickles it for
+    every reader: an index built when they were ``pubsearch.analysis`` and
+    ``pubsearch.tokenizer`` still opens, and finds what a new one finds."""
+    import subprocess
+    import sys
+
+    from pubsearch.index import storage
+    from pubsearch.search.request import SearchRequest
+    from pubsearch.search.service import SearchService
+
+    old = tmp_path / "old"
+    subprocess.run([sys.executable, "-c", _BUILD_AS_BEFORE, str(old), str(seeds_dir)], check=True)
+    generation = storage.current_generation(old)
+    assert generation is not None
+    toc = b"".join(path.read_bytes() for path in generation.glob("_MAIN_*.toc"))
+    assert b"pubsearch.analysis" in toc and b"pubsearch.index.analysis" not in toc
+    found = subprocess.run(
+        [sys.executable, "-c", _SEARCH, str(old)], check=True, capture_output=True, text=True
+    )
+    service = SearchService(seed_index)
+    try:
+        expected = service.search(SearchRequest(q="batch size")).total
+    finally:
+        service.close()
+    assert expected > 0
+    assert int(found.stdout) == expected

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -64,6 +66,13 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
         ix = open_index(gen)
     except (whoosh_index.EmptyIndexError, FileNotFoundError):
         raise IndexCorruptError(f"index generation {gen} is missing or incomplete") from None
+    except ModuleNotFoundError as exc:  # its schema names analyzers this version has not
+        if not (exc.name or "").startswith("pubsearch"):
+            raise
+        raise IndexCorruptError(
+            f"the index at {index_dir} was built by another version of pubsearch; "
+            f"rebuild it: pubsearch index --index {index_dir} PATH"
+        ) from None
     names, current = set(ix.schema.names()), set(build_schema().names())
     if (
         not names <= current
@@ -116,7 +125,25 @@ def open_index(path: Path | str) -> Index:
     """
     from whoosh.filedb.filestore import FileStorage
 
+    _alias_moved_modules()
     return FileStorage(str(path), supports_mmap=False).open_index()
+
+
+# Where the classes an index's pickled schema names (its analyzers) were before pubsearch's
+# modules moved into packages (2 December 2026): an index built before then names them so,
+# and Whoosh unpickles its schema whenever it opens a reader.
+MOVED_MODULES = {
+    "pubsearch.analysis": "pubsearch.index.analysis",
+    "pubsearch.tokenizer": "pubsearch.index.tokenizer",
+}
+
+
+def _alias_moved_modules() -> None:
+    """Let the old names of :data:`MOVED_MODULES` stand for the modules (for this process,
+    once an index is opened: never at import)."""
+    for old, new in MOVED_MODULES.items():
+        if old not in sys.modules:
+            sys.modules[old] = importlib.import_module(new)
 
 
 def create_index(build_dir: Path) -> Index:
