@@ -48,6 +48,7 @@ from relevance import collection, measured, read_qrels
 
 from pubsearch.cli import trec
 from pubsearch.index.build import build_index
+from pubsearch.index.lengths import field_lengths
 from pubsearch.index.storage import current_generation, open_index
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.search import ranking, wellmatched
@@ -55,7 +56,7 @@ from pubsearch.search.compiler import FUNCTION_WORDS, parse_text_query
 from pubsearch.search.masks import query_mask
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.service import SearchService
-from pubsearch.search.topdocs import field_lengths, match_scores
+from pubsearch.search.topdocs import match_scores
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"

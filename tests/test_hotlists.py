@@ -423,8 +423,9 @@ def test_a_prefix_with_kept_lists_scores_as_numpy_does_to_the_last_bit(
     """Its kept lists, scored where they stand among its other postings, give the sums
     numpy gives for all its postings in one array."""
     from pubsearch.core import speedups
+    from pubsearch.index.lengths import field_lengths
     from pubsearch.search.compiler import parse_query
-    from pubsearch.search.topdocs import _scores, field_lengths
+    from pubsearch.search.topdocs import _scores
 
     ix = storage.open_index(_build(tmp_path))
     try:

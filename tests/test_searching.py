@@ -276,16 +276,16 @@ def test_field_lengths_are_read_once_for_every_thread_of_a_generation(
     a field at 1,000,000 records) are the generation's, read once for all of them."""
     import threading
 
-    from pubsearch.search import service
+    from pubsearch.index import lengths
 
     reads: list[str] = []
-    read = service.field_lengths
+    read = lengths.field_lengths
 
     def counted(reader, fieldname):  # type: ignore[no-untyped-def]
         reads.append(fieldname)
         return read(reader, fieldname)
 
-    monkeypatch.setattr(service, "field_lengths", counted)
+    monkeypatch.setattr(lengths, "field_lengths", counted)
     service = SearchService(seed_index)
     try:
         totals: list[int] = []

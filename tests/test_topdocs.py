@@ -11,12 +11,13 @@ from whoosh import query as wq
 from pubsearch.index import storage
 from pubsearch.index.build import build_index
 from pubsearch.index.facets import FacetTable
+from pubsearch.index.lengths import field_lengths
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.search import ranking
 from pubsearch.search.compiler import parse_query
 from pubsearch.search.masks import query_mask
-from pubsearch.search.topdocs import documents_by_year, field_lengths, top_documents
+from pubsearch.search.topdocs import documents_by_year, top_documents
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -1,6 +1,7 @@
 """What a search service keeps for each index generation it has open: the Whoosh index,
-its facet table, and the tables built from it when first needed (author names, subjects,
-spelling words, document frequencies, vectors); and each thread's searcher on it."""
+its facet table, its documents' field lengths, and the tables built from it when first
+needed (author names, subjects, spelling words, document frequencies, vectors); and each
+thread's searcher on it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from whoosh.searching import Searcher
 
 from pubsearch.index import postings
 from pubsearch.index.facets import FacetTable
+from pubsearch.index.lengths import FieldLengths, LengthTable
 from pubsearch.index.names import NameIndex
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Spelling
@@ -50,6 +52,8 @@ class Generation:
     index: Index
     facets: FacetTable | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Its documents' field lengths, read once per field for every thread.
+    lengths: LengthTable = field(default_factory=LengthTable)
     # Words' document frequencies in the combined field, as long texts ask for them (each
     # costs a look-up in every segment).
     frequencies: dict[str, int] = field(default_factory=dict)
@@ -62,6 +66,10 @@ class Generation:
     # holds up no search but those that need it.
     _names_lock: threading.Lock = field(default_factory=threading.Lock)
     _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def field_lengths(self, searcher: Searcher) -> FieldLengths:
+        """This generation's field lengths, read (when first asked) through ``searcher``."""
+        return FieldLengths(self.lengths, searcher.reader())
 
     def spelling(self, searcher: Searcher, table: FacetTable, directory: Path) -> Spelling:
         """The correctly spelt words of this generation (pubsearch.index.spelling): the table

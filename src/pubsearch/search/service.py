@@ -11,8 +11,7 @@ import html
 import threading
 import time
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from pubsearch.core.errors import ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
 from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
-from pubsearch.index.postings import FloatArray, segments_key
+from pubsearch.index.lengths import FieldLengths
 from pubsearch.index.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.ingest.readable import readable
 from pubsearch.ingest.records import Record
@@ -47,7 +46,6 @@ from pubsearch.search.selection import Selection, facet_counts, multi_facet, sel
 from pubsearch.search.topdocs import (
     documents_by_count,
     documents_by_year,
-    field_lengths,
     prepare_norms,
     top_documents,
 )
@@ -57,8 +55,6 @@ from pubsearch.search.topdocs import (
 FEW_RESULTS = 10
 # How many of the closest records "related papers" shows.
 RELATED_MAX = 50
-# Generations whose field lengths are kept (the live one and the one before it).
-KEPT_LENGTHS = 2
 
 
 @dataclass(frozen=True)
@@ -93,8 +89,6 @@ class SearchService:
         self._lock = threading.Lock()
         self._generation: Generation | None = None
         self._local = threading.local()
-        # Field lengths by generation (segments), shared by its threads' searchers.
-        self._field_lengths: OrderedDict[Any, dict[str, FloatArray]] = OrderedDict()
         # Every searcher still open, whatever thread opened it: closed with the service
         # even when close() is never called (indexes are read through open files).
         self._open: set[Searcher] = set()
@@ -141,7 +135,7 @@ class SearchService:
         table = self._facet_table(gen, searcher)
         table.prepare()
         gen.spelling(searcher, table, self.index_dir / gen.name)  # and the names
-        prepare_norms(searcher, self._lengths(searcher), SCORED_FIELDS)
+        prepare_norms(searcher, gen.field_lengths(searcher), SCORED_FIELDS)
         if self._offers_meaning(gen, searcher):
             self._queries.embedder()
 
@@ -171,27 +165,6 @@ class SearchService:
                     self.index_dir / gen.name, searcher.reader(), gen.index.latest_generation()
                 ) or FacetTable.build(searcher.reader())
             return gen.facets
-
-    def _lengths(self, searcher: Searcher) -> Callable[[str], FloatArray]:
-        """Field lengths of ``searcher``'s documents, read once per generation and field
-        and shared by every thread."""
-        key = segments_key(searcher.reader())
-        with self._lock:
-            cache = self._field_lengths.setdefault(key, {})
-            self._field_lengths.move_to_end(key)
-            while len(self._field_lengths) > KEPT_LENGTHS:
-                self._field_lengths.popitem(last=False)
-
-        def lengths(fieldname: str) -> FloatArray:
-            found = cache.get(fieldname)
-            if found is None:
-                # Two threads may both read a field's lengths the first time: the same.
-                found = field_lengths(searcher.reader(), fieldname)
-                found.flags.writeable = False  # shared: no caller may change it
-                cache[fieldname] = found
-            return found
-
-        return lengths
 
     def prepare(self) -> None:
         """Open the current generation and build what the first searches of it would:
@@ -225,6 +198,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        lengths = gen.field_lengths(searcher)
         check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen, request.loose)
         chosen = select(gen, table, request, self.index_dir / gen.name)
@@ -242,10 +216,20 @@ class SearchService:
         if sims is not None and by_meaning is not None:
             word_total = 0 if mode == "semantic" else int((final & text.mask).sum())
             hits = self._meaning_page(
-                searcher, text, request, (allowed, final), sims, total, table, mode == "hybrid"
+                searcher,
+                text,
+                request,
+                (allowed, final),
+                sims,
+                total,
+                table,
+                lengths,
+                mode == "hybrid",
             )
         else:
-            hits = self._page(searcher, text.query, request, final, filters, total, table, text)
+            hits = self._page(
+                searcher, text.query, request, final, filters, total, table, lengths, text
+            )
         facets = facet_counts(request, table, matched, filters, chosen) if request.facets else None
         if mode == "semantic":  # the words' reading says nothing about these results
             text = replace(text, relaxed=False, all_words_total=None, split=None)
@@ -322,6 +306,7 @@ class SearchService:
         sims: semantic.FloatArray,
         total: int,
         table: FacetTable,
+        lengths: FieldLengths,
         hybrid: bool,
     ) -> tuple[Hit, ...]:
         """A page of hybrid or semantic results (see pubsearch.search.semantic). ``masks``: the
@@ -339,11 +324,11 @@ class SearchService:
             ranked = semantic.top(sims, allowed, depth)
             if hybrid and text.query is not None:
                 words = final & text.mask if text.among is None else text.among
-                lexical = self._top_by_words(searcher, text.query, words, depth, text)
+                lexical = self._top_by_words(searcher, text.query, words, depth, text, lengths)
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
         else:
-            ranked = self._ordered(searcher, None, final, need, request, table)
+            ranked = self._ordered(searcher, None, final, need, request, table, lengths)
         ranked = ranked or []
         hits = list(self._ranked_page(searcher, text.query, ranked, request))
         # Found by meaning (in hybrid mode: without the words): say why, with the sentence
@@ -409,7 +394,7 @@ class SearchService:
             query = parsed.choose(strict_total)
             if query is parsed.relaxed:
                 found = self._query_mask(searcher, parsed.matching(query), table)
-                lengths = self._lengths(searcher)
+                lengths = gen.field_lengths(searcher)
                 split = wellmatched.split(
                     searcher, parsed, found, mask, lengths, words.informativeness
                 )
@@ -444,18 +429,23 @@ class SearchService:
         return query_mask(searcher, query, table.size) & table.live
 
     def _top_by_words(
-        self, searcher: Searcher, query: wq.Query, allowed: BoolArray, count: int, text: _TextSearch
+        self,
+        searcher: Searcher,
+        query: wq.Query,
+        allowed: BoolArray,
+        count: int,
+        text: _TextSearch,
+        lengths: FieldLengths,
     ) -> list[tuple[float, int]] | None:
         """The ``count`` best documents by the query's words, scored with numpy over the
         matching documents (the same BM25F scores), instead of Whoosh stepping through
         every match; None for a query that module does not score. ``text``: the query's
         text as read: a relaxed reading is ranked with feedback from its best match
         (ranking.py) among all its matches (``text.among``: see wellmatched.py)."""
-        lengths = self._lengths(searcher)
         among, split = text.among, text.split
 
         def feedback(docnum: int) -> wq.Query | None:
-            length = float(lengths(DEFAULT_FIELD)[docnum])
+            length = float(lengths.of(DEFAULT_FIELD)[docnum])
             return ranking.feedback_query(searcher, docnum, length)
 
         return top_documents(
@@ -478,17 +468,18 @@ class SearchService:
         count: int,
         request: SearchRequest,
         table: FacetTable,
+        lengths: FieldLengths,
     ) -> list[tuple[float, int]] | None:
         """The first ``count`` allowed documents by date or by citation count (the
         request's sort), ties by score; None for a query that cannot be scored here."""
         if request.sort == "cited":
-            return documents_by_count(searcher, query, allowed, count, table.cited, self._lengths)
+            return documents_by_count(searcher, query, allowed, count, table.cited, lengths)
         return documents_by_year(
             searcher,
             query,
             allowed,
             count,
-            self._lengths(searcher),
+            lengths,
             table.years,
             newest=request.sort != "oldest",
             dates=table.dates,
@@ -503,6 +494,7 @@ class SearchService:
         filters: dict[str, BoolArray],
         total: int,
         table: FacetTable,
+        lengths: FieldLengths,
         text: _TextSearch | None = None,
     ) -> tuple[Hit, ...]:
         """The hits of the requested page. ``text``: how the query's text was read."""
@@ -511,7 +503,9 @@ class SearchService:
             return ()
         if request.sort == "relevance" and query is not None:
             read = text or _TextSearch(query, final)
-            top = self._top_by_words(searcher, query, final, first + request.page_size, read)
+            top = self._top_by_words(
+                searcher, query, final, first + request.page_size, read, lengths
+            )
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = marked_words(query)
@@ -520,7 +514,9 @@ class SearchService:
                     for i in range(first, len(top))
                 )
         else:
-            top = self._ordered(searcher, query, final, first + request.page_size, request, table)
+            top = self._ordered(
+                searcher, query, final, first + request.page_size, request, table, lengths
+            )
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = marked_words(query) if query is not None else None
@@ -590,6 +586,7 @@ class SearchService:
         started = time.perf_counter()
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
+        lengths = gen.field_lengths(searcher)
         check_sort(request, table.has_citations)
         query, key_words = more_like(searcher, record_id)
         read = parse_text_query(
@@ -621,7 +618,7 @@ class SearchService:
                     query,
                     allowed & self._query_mask(searcher, query, table),
                     RELATED_MAX,
-                    self._lengths(searcher),
+                    lengths,
                 )
                 or []
             )
@@ -633,7 +630,7 @@ class SearchService:
         if mode == "semantic" and request.sort == "relevance":
             hits = self._ranked_page(searcher, query, top, request)
         else:
-            hits = self._page(searcher, query, request, closest, filters, total, table)
+            hits = self._page(searcher, query, request, closest, filters, total, table, lengths)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
         hits = tuple(replace(hit, shared=shared_words(analyzer, hit, key_words)) for hit in hits)
         facets = facet_counts(request, table, closest, {}, chosen) if request.facets else None

@@ -32,9 +32,10 @@ import numpy.typing as npt
 from whoosh import fields, scoring
 from whoosh import query as wq
 
-from pubsearch.codec import w3columns, w3format
+from pubsearch.codec import w3format
 from pubsearch.core import speedups
 from pubsearch.index.facets import BoolArray, IntArray
+from pubsearch.index.lengths import Lengths
 from pubsearch.index.postings import FloatArray, look_up_terms, postings_by_segment
 from pubsearch.index.schema import WRITTEN_FIELDS
 from pubsearch.search.masks import (
@@ -46,20 +47,8 @@ from pubsearch.search.masks import (
     query_mask,
 )
 
-Lengths = Callable[[str], FloatArray]
 # Which documents a query matches, and each one's score.
 Scored = tuple[BoolArray, FloatArray]
-
-
-def field_lengths(reader: Any, fieldname: str) -> FloatArray:
-    """Each document's length of ``fieldname``, as Whoosh's scorers see it (the length
-    byte each segment stores, decoded)."""
-    out = np.ones(reader.doc_count_all(), dtype=np.float64)  # Whoosh's default: 1
-    for segment, offset in reader.leaf_readers():
-        found = w3columns.segment_length_bytes(segment, fieldname)
-        if found is not None:
-            out[offset : offset + len(found)] = w3format.LENGTH_OF_BYTE[found]
-    return out
 
 
 # Builds, for the best document, the query that scores how like it another document is.
@@ -225,17 +214,15 @@ def documents_by_count(
     matching: BoolArray,
     count: int,
     counts: IntArray,
-    lengths: Callable[[Any], Lengths],
+    lengths: Lengths,
 ) -> list[tuple[float, int]]:
     """The first ``count`` ``(score, docnum)`` of the ``matching`` documents (those
     ``query`` matches, filters applied), the highest of ``counts`` (citation counts;
     negative for none) first, then the best score, then the lower document number: a
     document without a count comes after every counted one. When ``query`` is None, or
-    not one this module scores, every score is 0. ``lengths(searcher)`` gives the field
-    lengths, asked for only when scoring."""
-    found = (
-        None if query is None else _allowed_matches(searcher, query, matching, lengths(searcher))
-    )
+    not one this module scores, every score is 0. ``lengths``: the field lengths (a field's
+    are asked for only when scoring)."""
+    found = None if query is None else _allowed_matches(searcher, query, matching, lengths)
     if found is None:
         candidates = np.flatnonzero(matching)
         values = np.zeros(len(candidates), dtype=np.float64)

@@ -40,9 +40,10 @@ import numpy as np
 from whoosh import query as wq
 
 from pubsearch.index.facets import BoolArray
+from pubsearch.index.lengths import Lengths
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.search.compiler import PHRASE_FIELDS, TextQuery
-from pubsearch.search.topdocs import Lengths, Scored, match_scores
+from pubsearch.search.topdocs import Scored, match_scores
 
 # A record matches well from SHARE of the query's weight, and from WORDS average words' worth.
 SHARE = 0.15
