@@ -231,7 +231,7 @@ def test_feedback_from_the_best_match_is_the_documented_formula(searcher, q: str
     def feedback(docnum: int) -> wq.Query | None:
         return ranking.feedback_query(searcher, docnum, float(lengths[docnum]))
 
-    ours = top_documents(searcher, query, allowed, size, lambda f: lengths, feedback, 1.5)
+    ours = ranking.top_with_feedback(searcher, query, allowed, size, lambda f: lengths, 1.5)
     plain = top_documents(searcher, query, allowed, size, lambda f: lengths)
     assert ours is not None and plain is not None
     # The reference: Whoosh's scores of the query and of the feedback query, combined.
@@ -266,21 +266,17 @@ def test_shown_lists_fewer_in_the_order_all_allowed_give(searcher, q: str) -> No
     size = reader.doc_count_all()
     allowed = np.array([not reader.is_deleted(d) for d in range(size)])
     lengths = field_lengths(reader, DEFAULT_FIELD)
-
-    def feedback(docnum: int) -> wq.Query | None:
-        return ranking.feedback_query(searcher, docnum, float(lengths[docnum]))
-
-    every = top_documents(searcher, query, allowed, size, lambda f: lengths, feedback, 1.5)
+    every = ranking.top_with_feedback(searcher, query, allowed, size, lambda f: lengths, 1.5)
     assert every is not None and len(every) > 10
     shown = np.random.default_rng(7).random(size) < 0.5
     shown[every[0][1]] = False  # the best match is not listed, but still gives the feedback
-    listed = top_documents(
-        searcher, query, allowed, 10, lambda f: lengths, feedback, 1.5, shown=shown
+    listed = ranking.top_with_feedback(
+        searcher, query, allowed, 10, lambda f: lengths, 1.5, shown=shown
     )
     assert listed == [(s, d) for s, d in every if shown[d]][:10]
     scored = match_scores(searcher, query, size, lambda f: lengths)
-    again = top_documents(
-        searcher, query, allowed, size, lambda f: lengths, feedback, 1.5, scored=scored
+    again = ranking.top_with_feedback(
+        searcher, query, allowed, size, lambda f: lengths, 1.5, scored=scored
     )
     assert again == every
 

@@ -27,8 +27,11 @@ import numpy.typing as npt
 from whoosh import query as wq
 from whoosh import scoring
 
+from pubsearch.index.facets import BoolArray
+from pubsearch.index.lengths import Lengths
 from pubsearch.index.postings import doc_frequencies, doc_frequency
 from pubsearch.index.schema import DEFAULT_FIELD, content_text
+from pubsearch.search import topdocs
 
 # The usual BM25 constants; on SciFact's train queries K1 in 0.9..1.5 and B in 0.4..0.75
 # were all within 0.003 nDCG@10 of each other, so the textbook values stay.
@@ -80,3 +83,42 @@ def feedback_query(searcher: Any, docnum: int, length: float) -> wq.Query | None
     }
     heaviest = sorted(weights, key=lambda w: (-weights[w], w))[:FEEDBACK_TERMS]
     return wq.Or([wq.Term(DEFAULT_FIELD, word, boost=weights[word]) for word in heaviest])
+
+
+def top_with_feedback(
+    searcher: Any,
+    query: wq.Query,
+    allowed: BoolArray,
+    count: int,
+    lengths: Lengths,
+    weight: float | None = None,
+    shown: BoolArray | None = None,
+    scored: topdocs.Scored | None = None,
+) -> list[tuple[float, int]] | None:
+    """The ``count`` best ``(score, docnum)`` among ``allowed`` documents by ``query`` with
+    feedback from its best match (see the module's doc), best first; None when ``query``
+    is not one :mod:`pubsearch.search.topdocs` scores.
+
+    The best match is taken as relevant and every match gains ``weight`` (by default
+    :data:`FEEDBACK_WEIGHT`) times the best score, scaled by how well it matches
+    :func:`feedback_query` of the best match relative to the match that matches it best.
+    ``shown``: of the allowed documents, the only ones listed; every allowed document still
+    counts for the feedback, so that listing fewer changes the order of none. ``scored``:
+    what :func:`~pubsearch.search.topdocs.match_scores` gives for ``query``, when already
+    worked out."""
+    found = topdocs.allowed_matches(searcher, query, allowed, lengths, scored)
+    if found is None:
+        return None
+    candidates, values = found
+    weight = FEEDBACK_WEIGHT if weight is None else weight
+    if weight and len(candidates) > 1:
+        best_value = float(values.max())
+        if best_value > 0:
+            best = topdocs.best_match(candidates, values)
+            like = feedback_query(searcher, best, float(lengths(DEFAULT_FIELD)[best]))
+            if like is not None:
+                gain = weight * best_value
+                values = topdocs.with_likeness(
+                    searcher, like, allowed.size, candidates, values, lengths, gain
+                )
+    return topdocs.best_of(candidates, values, count, shown)

@@ -443,22 +443,14 @@ class SearchService:
         text as read: a relaxed reading is ranked with feedback from its best match
         (ranking.py) among all its matches (``text.among``: see wellmatched.py)."""
         among, split = text.among, text.split
-
-        def feedback(docnum: int) -> wq.Query | None:
-            length = float(lengths.of(DEFAULT_FIELD)[docnum])
-            return ranking.feedback_query(searcher, docnum, length)
-
-        return top_documents(
-            searcher,
-            query,
-            allowed if among is None else among,
-            count,
-            lengths,
-            feedback if text.relaxed else None,
-            ranking.FEEDBACK_WEIGHT,
-            shown=None if among is None else allowed,
-            scored=None if split is None else split.scored,
-        )
+        ranked_among = allowed if among is None else among
+        shown = None if among is None else allowed
+        scored = None if split is None else split.scored
+        if text.relaxed:
+            return ranking.top_with_feedback(
+                searcher, query, ranked_among, count, lengths, shown=shown, scored=scored
+            )
+        return top_documents(searcher, query, ranked_among, count, lengths, shown, scored)
 
     def _ordered(
         self,

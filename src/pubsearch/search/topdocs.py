@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -51,50 +51,37 @@ from pubsearch.search.masks import (
 Scored = tuple[BoolArray, FloatArray]
 
 
-# Builds, for the best document, the query that scores how like it another document is.
-FeedbackQuery = Callable[[int], wq.Query | None]
-
-
 def top_documents(
     searcher: Any,
     query: wq.Query,
     allowed: BoolArray,
     count: int,
     lengths: Lengths,
-    feedback: FeedbackQuery | None = None,
-    feedback_weight: float = 0.0,
     shown: BoolArray | None = None,
     scored: Scored | None = None,
 ) -> list[tuple[float, int]] | None:
     """The ``count`` best ``(score, docnum)`` among ``allowed`` documents, best first,
     or None when ``query`` is not one this module scores.
 
-    With ``feedback``, the best match is taken as relevant and every match gains
-    ``feedback_weight`` times the best score, scaled by how well it matches
-    ``feedback(best)`` relative to the match that matches it best: documents on the
-    subject of the best match move up (see :mod:`pubsearch.search.ranking`).
-
-    ``shown``: of the allowed documents, the only ones listed; every allowed document
-    still counts for the feedback, so that listing fewer changes the order of none.
-    ``scored``: what :func:`match_scores` gives for ``query``, when already worked out.
+    ``shown``: of the allowed documents, the only ones listed. ``scored``: what
+    :func:`match_scores` gives for ``query``, when already worked out. (The ranking with
+    feedback from the best match, :func:`pubsearch.search.ranking.top_with_feedback`, takes
+    the steps of this one apart: :func:`allowed_matches`, :func:`best_match`,
+    :func:`with_likeness`, :func:`best_of`.)
     """
-    found = _allowed_matches(searcher, query, allowed, lengths, scored)
+    found = allowed_matches(searcher, query, allowed, lengths, scored)
     if found is None:
         return None
-    candidates, values = found
+    return best_of(*found, count, shown)
+
+
+def best_of(
+    candidates: IntArray, values: FloatArray, count: int, shown: BoolArray | None = None
+) -> list[tuple[float, int]]:
+    """The ``count`` best ``(score, docnum)`` of ``candidates`` scored ``values``, best
+    first, ties to the lower document number; of those in ``shown`` only, when given."""
     if not len(candidates):
         return []
-    if feedback is not None and feedback_weight and len(candidates) > 1:
-        values = _with_feedback(
-            searcher,
-            searcher.weighting,
-            allowed.size,
-            candidates,
-            values,
-            lengths,
-            feedback,
-            feedback_weight,
-        )
     if shown is not None:
         listed = shown[candidates]
         candidates, values = candidates[listed], values[listed]
@@ -119,7 +106,7 @@ def match_scores(searcher: Any, query: wq.Query, size: int, lengths: Lengths) ->
     return _scores(searcher, weighting, query, size, lengths)
 
 
-def _allowed_matches(
+def allowed_matches(
     searcher: Any,
     query: wq.Query,
     allowed: BoolArray,
@@ -138,30 +125,31 @@ def _allowed_matches(
     return candidates, scores[candidates]
 
 
-def _with_feedback(
+def best_match(candidates: IntArray, values: FloatArray) -> int:
+    """The document of ``candidates`` that scores best (of equals, the lowest number)."""
+    return int(candidates[np.flatnonzero(values == values.max())[0]])
+
+
+def with_likeness(
     searcher: Any,
-    weighting: Any,
+    like: wq.Query,
     size: int,
     candidates: IntArray,
     values: FloatArray,
     lengths: Lengths,
-    feedback: FeedbackQuery,
-    weight: float,
+    gain: float,
 ) -> FloatArray:
-    """``values`` plus each candidate's likeness to the best candidate (see top_documents)."""
-    best_value = float(values.max())
-    best = int(candidates[np.flatnonzero(values == best_value)[0]])  # ties: lowest docnum
-    like = feedback(best)
-    if like is None or best_value <= 0:
-        return values
-    scored = _scores(searcher, weighting, like, size, lengths)
+    """``values`` plus each candidate's score for ``like``, scaled so that the candidate
+    that scores best for it gains ``gain``; ``values`` as they are when ``like`` is not a
+    query this module scores, or no candidate matches it."""
+    scored = _scores(searcher, searcher.weighting, like, size, lengths)
     if scored is None:
         return values
     likeness = scored[1][candidates]
     top_likeness = float(likeness.max())
     if top_likeness <= 0:
         return values
-    return values + (weight * best_value / top_likeness) * likeness
+    return values + (gain / top_likeness) * likeness
 
 
 def documents_by_year(
@@ -184,7 +172,7 @@ def documents_by_year(
         candidates = np.flatnonzero(allowed)
         values = np.zeros(len(candidates), dtype=np.float64)
     else:
-        found = _allowed_matches(searcher, query, allowed, lengths)
+        found = allowed_matches(searcher, query, allowed, lengths)
         if found is None:
             return None
         candidates, values = found
@@ -222,7 +210,7 @@ def documents_by_count(
     document without a count comes after every counted one. When ``query`` is None, or
     not one this module scores, every score is 0. ``lengths``: the field lengths (a field's
     are asked for only when scoring)."""
-    found = None if query is None else _allowed_matches(searcher, query, matching, lengths)
+    found = None if query is None else allowed_matches(searcher, query, matching, lengths)
     if found is None:
         candidates = np.flatnonzero(matching)
         values = np.zeros(len(candidates), dtype=np.float64)
