@@ -12,7 +12,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ from pubsearch.core.errors import ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
 from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
-from pubsearch.index.lengths import FieldLengths
 from pubsearch.index.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.ingest.readable import readable
 from pubsearch.ingest.records import Record
@@ -39,6 +38,7 @@ from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
 from pubsearch.search.lookup import stored_record, with_unknown_noted
 from pubsearch.search.masks import query_mask
+from pubsearch.search.plan import Plan, TextSearch
 from pubsearch.search.related import more_like, shared_words
 from pubsearch.search.request import Mode, SearchRequest, check_sort
 from pubsearch.search.results import Hit, IndexStats, SearchResults
@@ -55,21 +55,6 @@ from pubsearch.search.topdocs import (
 FEW_RESULTS = 10
 # How many of the closest records "related papers" shows.
 RELATED_MAX = 50
-
-
-@dataclass(frozen=True)
-class _TextSearch:
-    """A query's text as searched: the Whoosh query to rank with (None: every record),
-    the documents it matches, and how it was read."""
-
-    query: wq.Query | None
-    mask: BoolArray
-    relaxed: bool = False
-    words: tuple[str, ...] = ()
-    notices: tuple[str, ...] = ()
-    all_words_total: int | None = None  # with relaxed: how many have every word
-    split: wellmatched.Split | None = None  # with relaxed: which match it well, which loosely
-    among: BoolArray | None = None  # with split: every match that passes the filters
 
 
 def _matches_everything(query: wq.Query) -> bool:
@@ -194,11 +179,10 @@ class SearchService:
                 return replace(corrected, corrected_from=request.q, took_ms=took)
         return results
 
-    def _search(self, request: SearchRequest) -> SearchResults:
-        started = time.perf_counter()
-        gen, searcher = self._searcher()
+    def _plan(self, gen: Generation, searcher: Searcher, request: SearchRequest) -> Plan:
+        """``request`` compiled once: its text query and readings, what its filters let
+        through, its mode and similarities (see pubsearch.search.plan)."""
         table = self._facet_table(gen, searcher)
-        lengths = gen.field_lengths(searcher)
         check_sort(request, table.has_citations)
         text = self._text_query(searcher, request.q, table, gen, request.loose)
         chosen = select(gen, table, request, self.index_dir / gen.name)
@@ -211,26 +195,38 @@ class SearchService:
         filters, final = self._filtered(matched, request, table, chosen)
         allowed = wellmatched.passing(table.live, filters.values())  # matching or not
         text = replace(text, among=wellmatched.ranked_among(text.split, allowed))
-        total = int(final.sum())
+        return Plan(
+            request,
+            table,
+            gen.field_lengths(searcher),
+            text,
+            chosen,
+            filters,
+            matched,
+            final,
+            allowed,
+            mode,
+            sims,
+            by_meaning,
+        )
+
+    def _search(self, request: SearchRequest) -> SearchResults:
+        started = time.perf_counter()
+        gen, searcher = self._searcher()
+        plan = self._plan(gen, searcher, request)
+        table, text, chosen, mode = plan.table, plan.text, plan.chosen, plan.mode
+        total = plan.total
         word_total = None
-        if sims is not None and by_meaning is not None:
-            word_total = 0 if mode == "semantic" else int((final & text.mask).sum())
-            hits = self._meaning_page(
-                searcher,
-                text,
-                request,
-                (allowed, final),
-                sims,
-                total,
-                table,
-                lengths,
-                mode == "hybrid",
-            )
+        if plan.sims is not None:
+            word_total = 0 if mode == "semantic" else int((plan.final & text.mask).sum())
+            hits = self._meaning_page(searcher, plan)
         else:
-            hits = self._page(
-                searcher, text.query, request, final, filters, total, table, lengths, text
-            )
-        facets = facet_counts(request, table, matched, filters, chosen) if request.facets else None
+            hits = self._page(searcher, plan)
+        facets = (
+            facet_counts(request, table, plan.matched, plan.filters, chosen)
+            if request.facets
+            else None
+        )
         if mode == "semantic":  # the words' reading says nothing about these results
             text = replace(text, relaxed=False, all_words_total=None, split=None)
         suggestion = None
@@ -259,7 +255,7 @@ class SearchService:
             word_total=word_total,
             meaning_available=self._offers_meaning(gen, searcher),
             citations=table.has_citations,
-            loose_total=wellmatched.loose_total(text.split, allowed, by_meaning),
+            loose_total=wellmatched.loose_total(text.split, plan.allowed, plan.by_meaning),
         )
 
     def _offers_meaning(self, gen: Generation, searcher: Searcher) -> bool:
@@ -269,7 +265,7 @@ class SearchService:
         return meaning is not None and embedding.available()
 
     def _meaning_of(
-        self, gen: Generation, searcher: Searcher, request: SearchRequest, text: _TextSearch
+        self, gen: Generation, searcher: Searcher, request: SearchRequest, text: TextSearch
     ) -> tuple[Mode, semantic.FloatArray | None]:
         """The mode the request is searched in, and every document's similarity to the
         query (None in lexical mode). Hybrid is the default where the index has vectors and
@@ -297,23 +293,13 @@ class SearchService:
         vector = self._queries.vector(request.q.strip())
         return mode, meaning.similarities(vector)
 
-    def _meaning_page(
-        self,
-        searcher: Searcher,
-        text: _TextSearch,
-        request: SearchRequest,
-        masks: tuple[BoolArray, BoolArray],
-        sims: semantic.FloatArray,
-        total: int,
-        table: FacetTable,
-        lengths: FieldLengths,
-        hybrid: bool,
-    ) -> tuple[Hit, ...]:
-        """A page of hybrid or semantic results (see pubsearch.search.semantic). ``masks``: the
-        records that pass the filters, and those of them that match."""
-        allowed, final = masks
+    def _meaning_page(self, searcher: Searcher, plan: Plan) -> tuple[Hit, ...]:
+        """A page of hybrid or semantic results (see pubsearch.search.semantic)."""
+        request, text, final, sims = plan.request, plan.text, plan.final, plan.sims
+        assert sims is not None  # (a plan with meaning)
+        hybrid = plan.mode == "hybrid"
         first = (request.page - 1) * request.page_size
-        if first >= total:
+        if first >= plan.total:
             return ()
         need = first + request.page_size
         ranked: list[tuple[float, int]] | None
@@ -321,14 +307,14 @@ class SearchService:
             # The nearest records that pass the filters, matches or not, set the scale of
             # the similarities (see semantic.fuse); only matches are ranked.
             depth = max(semantic.DEPTH, need)
-            ranked = semantic.top(sims, allowed, depth)
+            ranked = semantic.top(sims, plan.allowed, depth)
             if hybrid and text.query is not None:
                 words = final & text.mask if text.among is None else text.among
-                lexical = self._top_by_words(searcher, text.query, words, depth, text, lengths)
+                lexical = self._top_by_words(searcher, plan, words, depth)
                 ranked = semantic.fuse(lexical or [], ranked, sims)
             ranked = [(score, doc) for score, doc in ranked if final[doc]]
         else:
-            ranked = self._ordered(searcher, None, final, need, request, table, lengths)
+            ranked = self._ordered(searcher, plan, None, final, need)
         ranked = ranked or []
         hits = list(self._ranked_page(searcher, text.query, ranked, request))
         # Found by meaning (in hybrid mode: without the words): say why, with the sentence
@@ -369,7 +355,7 @@ class SearchService:
 
     def _text_query(
         self, searcher: Searcher, text: str, table: FacetTable, gen: Generation, loose: bool = False
-    ) -> _TextSearch:
+    ) -> TextSearch:
         """The query to rank with, the documents it matches, and whether it is the relaxed
         reading (any bare word may be missing): every word is required, unless that finds
         too few for a longer query (see compiler.TextQuery); of the relaxed reading's, those
@@ -381,7 +367,7 @@ class SearchService:
             # "*", and text with nothing to search for, are the empty query: every
             # record, newest first.
             notices = parsed.notices if parsed is not None else ()
-            return _TextSearch(None, table.live.copy(), notices=notices)
+            return TextSearch(None, table.live.copy(), notices=notices)
         query = parsed.strict
         mask = self._query_mask(searcher, query, table)
         strict_total = int(mask.sum())
@@ -389,7 +375,7 @@ class SearchService:
             # Surnames among other words: their people's papers first (pubsearch.search.boxwords).
             named = self._query_mask(searcher, parsed.named, table)
             if int(named.sum()) > strict_total:
-                return _TextSearch(parsed.named, named, False, parsed.words, parsed.notices)
+                return TextSearch(parsed.named, named, False, parsed.words, parsed.notices)
         if parsed.relaxed is not None:
             query = parsed.choose(strict_total)
             if query is parsed.relaxed:
@@ -400,8 +386,8 @@ class SearchService:
                 )
                 mask = found if loose else split.well
                 notices = parsed.notices
-                return _TextSearch(query, mask, True, parsed.words, notices, strict_total, split)
-        return _TextSearch(query, mask, False, parsed.words, parsed.notices)
+                return TextSearch(query, mask, True, parsed.words, notices, strict_total, split)
+        return TextSearch(query, mask, False, parsed.words, parsed.notices)
 
     def _subjects(self, gen: Generation, table: FacetTable, searcher: Searcher) -> Subjects:
         """What ``subject:`` in a query stands for (see pubsearch.search.subjectmatch)."""
@@ -429,19 +415,16 @@ class SearchService:
         return query_mask(searcher, query, table.size) & table.live
 
     def _top_by_words(
-        self,
-        searcher: Searcher,
-        query: wq.Query,
-        allowed: BoolArray,
-        count: int,
-        text: _TextSearch,
-        lengths: FieldLengths,
+        self, searcher: Searcher, plan: Plan, allowed: BoolArray, count: int
     ) -> list[tuple[float, int]] | None:
-        """The ``count`` best documents by the query's words, scored with numpy over the
-        matching documents (the same BM25F scores), instead of Whoosh stepping through
-        every match; None for a query that module does not score. ``text``: the query's
-        text as read: a relaxed reading is ranked with feedback from its best match
-        (ranking.py) among all its matches (``text.among``: see wellmatched.py)."""
+        """The ``count`` best of ``allowed`` documents by the plan's query's words, scored
+        with numpy over the matching documents (the same BM25F scores), instead of Whoosh
+        stepping through every match; None for a query that module does not score. A
+        relaxed reading is ranked with feedback from its best match (ranking.py) among all
+        its matches (``text.among``: see wellmatched.py)."""
+        text, lengths = plan.text, plan.lengths
+        query = text.query
+        assert query is not None  # (a plan with a query)
         among, split = text.among, text.split
         ranked_among = allowed if among is None else among
         shown = None if among is None else allowed
@@ -455,15 +438,14 @@ class SearchService:
     def _ordered(
         self,
         searcher: Searcher,
+        plan: Plan,
         query: wq.Query | None,
         allowed: BoolArray,
         count: int,
-        request: SearchRequest,
-        table: FacetTable,
-        lengths: FieldLengths,
     ) -> list[tuple[float, int]] | None:
         """The first ``count`` allowed documents by date or by citation count (the
         request's sort), ties by score; None for a query that cannot be scored here."""
+        request, table, lengths = plan.request, plan.table, plan.lengths
         if request.sort == "cited":
             return documents_by_count(searcher, query, allowed, count, table.cited, lengths)
         return documents_by_year(
@@ -477,27 +459,14 @@ class SearchService:
             dates=table.dates,
         )
 
-    def _page(
-        self,
-        searcher: Searcher,
-        query: wq.Query | None,
-        request: SearchRequest,
-        final: BoolArray,
-        filters: dict[str, BoolArray],
-        total: int,
-        table: FacetTable,
-        lengths: FieldLengths,
-        text: _TextSearch | None = None,
-    ) -> tuple[Hit, ...]:
-        """The hits of the requested page. ``text``: how the query's text was read."""
+    def _page(self, searcher: Searcher, plan: Plan) -> tuple[Hit, ...]:
+        """The hits of the requested page."""
+        request, query, final = plan.request, plan.text.query, plan.final
         first = (request.page - 1) * request.page_size
-        if first >= total:
+        if first >= plan.total:
             return ()
         if request.sort == "relevance" and query is not None:
-            read = text or _TextSearch(query, final)
-            top = self._top_by_words(
-                searcher, query, final, first + request.page_size, read, lengths
-            )
+            top = self._top_by_words(searcher, plan, final, first + request.page_size)
             if top is not None:
                 ranked = WhooshResults(searcher, query, top_n=top)
                 marks = marked_words(query)
@@ -506,9 +475,7 @@ class SearchService:
                     for i in range(first, len(top))
                 )
         else:
-            top = self._ordered(
-                searcher, query, final, first + request.page_size, request, table, lengths
-            )
+            top = self._ordered(searcher, plan, query, final, first + request.page_size)
             if top is not None:
                 ranked = WhooshResults(searcher, query or wq.Every(), top_n=top)
                 year_marks = marked_words(query) if query is not None else None
@@ -517,7 +484,7 @@ class SearchService:
                     for i in range(first, len(top))
                 )
         # Anything else (fuzzy terms, another weighting model): Whoosh's own collector.
-        allowed = set(np.flatnonzero(final).tolist()) if filters else None
+        allowed = set(np.flatnonzero(final).tolist()) if plan.filters else None
         sortedby: Any = None
         if request.sort == "newest" or (request.sort == "relevance" and query is None):
             sortedby = [sorting.FieldFacet("year", reverse=True), sorting.ScoreFacet()]
@@ -599,6 +566,7 @@ class SearchService:
         )
         docnum = searcher.document_number(id=record_id)
         vector = meaning.vector(docnum) if meaning is not None and docnum is not None else None
+        mode: Mode
         if meaning is not None and vector is not None and docnum is not None:
             allowed[docnum] = False
             top = semantic.top(meaning.similarities(vector), allowed, RELATED_MAX)
@@ -622,7 +590,20 @@ class SearchService:
         if mode == "semantic" and request.sort == "relevance":
             hits = self._ranked_page(searcher, query, top, request)
         else:
-            hits = self._page(searcher, query, request, closest, filters, total, table, lengths)
+            # The related records as a plan's matches: the page steps as a search's do.
+            plan = Plan(
+                request,
+                table,
+                lengths,
+                TextSearch(query, closest),
+                chosen,
+                filters,
+                closest,
+                closest,
+                allowed,
+                mode,
+            )
+            hits = self._page(searcher, plan)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
         hits = tuple(replace(hit, shared=shared_words(analyzer, hit, key_words)) for hit in hits)
         facets = facet_counts(request, table, closest, {}, chosen) if request.facets else None
