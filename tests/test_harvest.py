@@ -104,17 +104,20 @@ def test_a_second_run_adds_nothing_and_asks_from_the_last_datestamp(
     repo: Repository, tmp_path: Path
 ) -> None:
     with serving(repo) as url:
-        assert harvest(tmp_path / "ix", url).exit_code == 0
+        assert harvest(tmp_path / "ix", url, "--from", "2000-01-01").exit_code == 0
         latest = max(obj["update_date"] for obj in repo.objects)
-        generation = storage.current_generation(tmp_path / "ix")
         before = indexed(tmp_path / "ix")
         repo.requests.clear()
-        again = harvest(tmp_path / "ix", url)
-    assert again.exit_code == 0, again.output
-    assert repo.requests[0]["from"] == latest
-    assert " 0 new, 0 updated" in again.output
+        again = harvest(tmp_path / "ix", url)  # without --from: from where the last run got
+        assert again.exit_code == 0, again.output
+        assert repo.requests[0]["from"] == latest
+        assert " 0 new, 0 updated" in again.output
+        assert indexed(tmp_path / "ix") == before
+        repo.requests.clear()
+        older = harvest(tmp_path / "ix", url, "--from", "2001-01-01")  # another --from: asked
+    assert repo.requests[0]["from"] == "2001-01-01"
+    assert "50 records in 5 pages" in older.output and " 0 new, 0 updated" in older.output
     assert indexed(tmp_path / "ix") == before
-    assert generation is not None
 
 
 def test_a_new_version_replaces_the_old(repo: Repository, tmp_path: Path) -> None:

@@ -86,16 +86,21 @@ def harvest_oai(
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
 ) -> HarvestCounts:
     """Harvest ``query`` into the index at ``index_dir`` (made when there is none), going
-    on from where the last run of the same query stopped."""
+    on from where the last run of the same query stopped; a ``from_date`` other than the
+    one that query was last given starts a new list from it."""
     started = time.monotonic()
     state = load_states(index_dir).get(query.new_state().key) or query.new_state()
     counts = HarvestCounts()
     state.runs += 1
+    asked_anew = bool(query.from_date) and query.from_date != state.from_date
+    if asked_anew:
+        state.from_date = query.from_date
+        state.token = ""
     if state.token:
         counts.resumed = True
         url = oaipmh.resume_url(query.endpoint, state.token)
     else:
-        url = _start_list(query, state)
+        url = _start_list(query, state, query.from_date if asked_anew else None)
     number = 0
     while True:
         number += 1

@@ -1,9 +1,10 @@
 """What each harvest remembers beside the index: ``INDEX/harvests.json``.
 
-One entry per source and query (the source, endpoint, metadata format, set and the range
-asked for): the datestamp the next run starts from, the resumption token of a list left
-unfinished (with the ``from`` that list was asked with, to ask it anew if the token has
-expired), when it last ran, and what it fetched. The file is rewritten whole after every
+One entry per source and query (the source, endpoint, metadata format, set, and the
+``until`` asked for; not the ``from``, which the entry moves on by itself): the datestamp
+the next run starts from, the resumption token of a list left unfinished (with the
+``from`` that list was asked with, to ask it anew if the token has expired), when it last
+ran, and what it fetched. The file is rewritten whole after every
 page, through a temporary file renamed into place (and under a lock, so that two harvests
 of one index keep each other's entries): a harvest killed at any moment leaves the last
 page's state or the one before.
@@ -58,7 +59,6 @@ class HarvestState:
             self.endpoint,
             self.metadata_prefix,
             self.set_spec,
-            self.from_date,
             self.until,
         )
 
