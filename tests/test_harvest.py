@@ -33,8 +33,10 @@ def repo() -> Repository:
 
 
 def harvest(index_dir: Path, endpoint: str, *args: str) -> Result:
+    """The command, each page added as it comes unless ``args`` set ``--batch``."""
     argv = ["harvest", "arxiv", "--endpoint", endpoint, "--delay", "0", "--index", str(index_dir)]
-    return CliRunner().invoke(main, [*argv, *args])
+    batch = [] if "--batch" in args else ["--batch", "1"]
+    return CliRunner().invoke(main, [*argv, *batch, *args])
 
 
 def indexed(index_dir: Path) -> dict[str, dict[str, Any]]:
@@ -205,6 +207,22 @@ def test_a_cut_page_is_one_line_and_the_next_run_goes_on(repo: Repository, tmp_p
     assert len(indexed(tmp_path / "ix")) == 50
 
 
+def test_pages_are_added_a_batch_at_a_time(repo: Repository, tmp_path: Path) -> None:
+    cut_page(repo, 4)
+    with serving(repo) as url:
+        result = harvest(tmp_path / "ix", url, "--batch", "20")
+        assert_one_line_error(result, 1, "page 4")
+        assert len(indexed(tmp_path / "ix")) == 20  # pages 1 and 2; page 3 waited for 4
+        repo.requests.clear()
+        again = harvest(tmp_path / "ix", url, "--batch", "20")
+        whole = harvest(tmp_path / "whole", url, "--batch", "5000")
+    assert again.exit_code == 0, again.output
+    assert repo.requests[0] == {"verb": "ListRecords", "resumptionToken": "arXiv||||20"}
+    assert "harvested 30 records in 3 pages" in again.output
+    assert whole.exit_code == 0, whole.output
+    assert indexed(tmp_path / "ix") == indexed(tmp_path / "whole")
+
+
 def test_an_html_error_page_is_one_line(repo: Repository, tmp_path: Path) -> None:
     page = b"<!DOCTYPE html><html><body><h1>Service unavailable<br></h1></body></html>"
     repo.faults[2] = [Answer(200, page)]
@@ -250,7 +268,7 @@ def test_list_shows_each_saved_harvest(repo: Repository, tmp_path: Path) -> None
 
 def run_in_subprocess(index_dir: Path, url: str) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "pubsearch", "harvest", "arxiv", "--endpoint", url]
-    argv += ["--delay", "0", "--index", str(index_dir)]
+    argv += ["--delay", "0", "--batch", "1", "--index", str(index_dir)]
     env = dict(os.environ, PUBSEARCH_HARVEST_BACKOFF="0")
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # to use, at most one request every 3 seconds).
 ARXIV_OAI = "https://oaipmh.arxiv.org/oai"
 DEFAULT_DELAY = 3.0
+# pubsearch.harvest.run.DEFAULT_BATCH, which --help must not import the index to know.
+DEFAULT_BATCH = 5_000
 # OAI-PMH's datestamps: a day, or a second in UTC.
 _DATESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?")
 
@@ -64,7 +66,7 @@ def _list_harvests(target: Path) -> None:
         line = (
             f"{', '.join(query)}: datestamps {covered}; last run {state.last_run or 'never'}; "
             f"{state.records:,} records, {state.deleted:,} deleted, {state.pages:,} pages "
-            f"in {state.runs:,} runs"
+            f"in {state.runs:,} run{'s' if state.runs != 1 else ''}"
         )
         if state.token:
             line += "; unfinished (the next run goes on from the saved resumption token)"
@@ -110,6 +112,14 @@ def _datestamp(ctx: click.Context, param: click.Parameter, value: str | None) ->
     help="Seconds between requests (arXiv asks for 3).",
 )
 @click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BATCH,
+    show_default=True,
+    help="Records added to the index at a time (one update each; 1: every page as it "
+    "comes). A stopped harvest fetches at most one batch again.",
+)
+@click.option(
     "--mailto", help="An e-mail address for the User-Agent, for the service to reach you."
 )
 @index_option
@@ -122,6 +132,7 @@ def arxiv_command(
     metadata_prefix: str,
     endpoint: str,
     delay: float,
+    batch: int,
     mailto: str | None,
     index_dir: Path | None,
     wait: float = LOCK_TIMEOUT_SECONDS,
@@ -149,7 +160,13 @@ def arxiv_command(
     line = _ProgressLine()
     try:
         counts = harvest_oai(
-            target, query, client, line.update, embedder=_embedder(target), lock_timeout=wait
+            target,
+            query,
+            client,
+            line.update,
+            embedder=_embedder(target),
+            lock_timeout=wait,
+            batch=batch,
         )
     finally:
         line.close()

@@ -1,12 +1,13 @@
 """One harvest, page after page: fetch, read, add to the index, remember.
 
-Each page goes into the index through the update path of ``pubsearch index --update``
-(:func:`pubsearch.index.build.update_index`: duplicates merged by arXiv id, DOI, title and
-year; a newer version replaces the one before; a record that comes back unchanged is left
-as it is), its deleted records removed in the same update; only then is the page's
-resumption token saved (:mod:`pubsearch.harvest.state`). A harvest stopped anywhere
-(killed, a network failure, a page that cannot be read) has every page before it in the
-index and continues from the page it stopped at; a page added twice changes nothing.
+Pages go into the index, a batch of them at a time, through the update path of
+``pubsearch index --update`` (:func:`pubsearch.index.build.update_index`: duplicates
+merged by arXiv id, DOI, title and year; a newer version replaces the one before; a
+record that comes back unchanged is left as it is), their deleted records removed in the
+same update; only then is the last page's resumption token saved
+(:mod:`pubsearch.harvest.state`). A harvest stopped anywhere (killed, a network failure, a
+page that cannot be read) keeps every batch it added and continues from the page after
+the last one; a page added twice changes nothing.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class HarvestCounts:
 
 Progress = Callable[[HarvestCounts], None]
 
+# Records added to the index at a time: each addition is one index update, whose cost is
+# mostly fixed (5,000 records: a few of arXiv's pages of about 1,000).
+DEFAULT_BATCH = 5_000
+
 
 def harvest_oai(
     index_dir: Path,
@@ -84,10 +89,12 @@ def harvest_oai(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    batch: int = DEFAULT_BATCH,
 ) -> HarvestCounts:
     """Harvest ``query`` into the index at ``index_dir`` (made when there is none), going
     on from where the last run of the same query stopped; a ``from_date`` other than the
-    one that query was last given starts a new list from it."""
+    one that query was last given starts a new list from it. Pages are added once they
+    hold ``batch`` records (1: each page as it comes), and at the end of the list."""
     started = time.monotonic()
     state = load_states(index_dir).get(query.new_state().key) or query.new_state()
     counts = HarvestCounts()
@@ -102,6 +109,7 @@ def harvest_oai(
     else:
         url = _start_list(query, state, query.from_date if asked_anew else None)
     number = 0
+    pending: list[oaipmh.Page] = []
     while True:
         number += 1
         fetched = client.get(url, f"page {number}")
@@ -119,9 +127,30 @@ def harvest_oai(
             counts.resumed = False
             continue
         counts.pages += 1
+        counts.fetched += sum(not item.deleted for item in page.records)
         if page.list_size is not None:
             counts.expected = page.list_size
-        _add_page(index_dir, query, page, counts, embedder, lock_timeout)
+        pending.append(page)
+        if not page.token or sum(len(p.records) for p in pending) >= batch:
+            _add_pages(index_dir, query, pending, counts, embedder, lock_timeout)
+            _remember(state, pending)
+            save_state(index_dir, state)
+            pending = []
+        counts.seconds = time.monotonic() - started
+        if progress:
+            progress(counts)
+        if not page.token:
+            break
+        url = oaipmh.resume_url(query.endpoint, page.token)
+    counts.next_start = f"from {state.next_from()}" if state.next_from() else "from the start"
+    counts.seconds = time.monotonic() - started
+    return counts
+
+
+def _remember(state: HarvestState, pages: list[oaipmh.Page]) -> None:
+    """What the state keeps of pages just added: the last one's token (or, at the end of
+    the list, where the next list starts), the datestamps covered, the counts."""
+    for page in pages:
         for item in page.records:
             if item.datestamp:
                 state.list_latest = max(state.list_latest, item.datestamp)
@@ -132,19 +161,9 @@ def harvest_oai(
             state.list_latest = ""
             state.list_from = ""
         state.pages += 1
-        state.records += sum(not r.deleted for r in page.records)
-        state.deleted += sum(r.deleted for r in page.records)
-        state.last_run = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        save_state(index_dir, state)
-        counts.seconds = time.monotonic() - started
-        if progress:
-            progress(counts)
-        if not page.token:
-            break
-        url = oaipmh.resume_url(query.endpoint, page.token)
-    counts.next_start = f"from {state.next_from()}" if state.next_from() else "from the start"
-    counts.seconds = time.monotonic() - started
-    return counts
+        state.records += sum(not item.deleted for item in page.records)
+        state.deleted += sum(item.deleted for item in page.records)
+    state.last_run = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _start_list(query: OaiQuery, state: HarvestState, list_from: str | None = None) -> str:
@@ -161,39 +180,45 @@ def _start_list(query: OaiQuery, state: HarvestState, list_from: str | None = No
     )
 
 
-def _add_page(
+def _add_pages(
     index_dir: Path,
     query: OaiQuery,
-    page: oaipmh.Page,
+    pages: list[oaipmh.Page],
     counts: HarvestCounts,
     embedder: Embedder | None,
     lock_timeout: float,
 ) -> None:
-    """Add one page's records to the index and remove its deleted ones."""
-    records: list[Record] = []
-    gone: list[str] = []
-    for item in page.records:
+    """Add the pages' records to the index and remove their deleted ones, in one update
+    (an item listed twice counts as its last listing says)."""
+    records: dict[str, Record] = {}
+    gone: dict[str, str] = {}
+    for item in (item for page in pages for item in page.records):
+        records.pop(item.identifier, None)
+        gone.pop(item.identifier, None)
         if item.deleted:
             arxiv_id = arxiv_id_of_header(item.identifier)
             if arxiv_id:
-                gone.append(f"arxiv:{arxiv_id}")
+                gone[item.identifier] = f"arxiv:{arxiv_id}"
             continue
-        counts.fetched += 1
         record = record_of(item, query.metadata_prefix, f"{query.endpoint}:{item.identifier}")
         if record is None:
             counts.skipped += 1
         else:
-            records.append(record)
+            records[item.identifier] = record
     if not records and not gone:
         return
     if storage.current_generation(index_dir) is None:
         if not records:
             return
-        summary = build_index(index_dir, records, lock_timeout=lock_timeout, workers=1)
+        summary = build_index(index_dir, records.values(), lock_timeout=lock_timeout, workers=1)
         counts.new += summary.total
         return
     summary = update_index(
-        index_dir, records, lock_timeout=lock_timeout, embedder=embedder, remove=gone
+        index_dir,
+        records.values(),
+        lock_timeout=lock_timeout,
+        embedder=embedder,
+        remove=gone.values(),
     )
     counts.new += summary.indexed - summary.replaced
     counts.updated += summary.replaced - summary.unchanged
