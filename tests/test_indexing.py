@@ -305,3 +305,24 @@ def test_an_index_without_the_words_as_written_is_refused_with_a_rebuild_hint(
         assert service.search(SearchRequest(q="optim*")).total > 0
     finally:
         service.close()
+
+
+def test_an_update_leaves_a_record_that_came_back_unchanged_and_removes_by_key(
+    tmp_path: Path,
+) -> None:
+    first = Record(title="Widgets", year=2025, arxiv_id="2505.17997", origins=("a.jsonl:1",))
+    second = Record(title="Gadgets", year=2025, arxiv_id="2505.17998", origins=("a.jsonl:2",))
+    build_index(tmp_path, [first, second])
+    summary = update_index(tmp_path, [first])
+    assert (summary.replaced, summary.unchanged, summary.total) == (1, 1, 2)
+    changed = Record(
+        title="Widgets, revised", year=2025, arxiv_id="2505.17997", origins=("a.jsonl:1",)
+    )
+    summary = update_index(tmp_path, [changed], remove=["arxiv:2505.17998"])
+    assert (summary.replaced, summary.unchanged, summary.removed, summary.total) == (1, 0, 1, 1)
+    service = SearchService(tmp_path)
+    try:
+        assert service.record("arxiv:2505.17997").title == "Widgets, revised"
+        assert service.search(SearchRequest(q="gadgets")).total == 0
+    finally:
+        service.close()

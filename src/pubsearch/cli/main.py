@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from pubsearch.cli import trec
+from pubsearch.cli.harvest import harvest_command
 from pubsearch.cli.indexing import embed_command, index_command
 from pubsearch.cli.options import (
     PubsearchCLIError,
@@ -621,3 +622,4 @@ def _browser_url(host: str, port: int) -> str:
 # The index and embed commands (pubsearch.cli.indexing).
 main.add_command(index_command)
 main.add_command(embed_command)
+main.add_command(harvest_command)

@@ -55,3 +55,19 @@ ENV_NO_VECTORS = "PUBSEARCH_NO_VECTORS"
 def vectors_disabled(environ: Mapping[str, str]) -> bool:
     """Whether ``PUBSEARCH_NO_VECTORS`` asks for builds without vectors."""
     return environ.get(ENV_NO_VECTORS, "") not in ("", "0")
+
+
+# The first wait, in seconds, before a harvest asks again after a timeout or a server error
+# (doubled each time, up to HARVEST_MAX_WAIT); the tests set it to 0.
+ENV_HARVEST_BACKOFF = "PUBSEARCH_HARVEST_BACKOFF"
+HARVEST_BACKOFF_SECONDS = 2.0
+# The longest wait a harvest accepts, a server's Retry-After included.
+HARVEST_MAX_WAIT_SECONDS = 600.0
+
+
+def harvest_backoff(environ: Mapping[str, str]) -> float:
+    """The first back-off of a harvest's retries: ``PUBSEARCH_HARVEST_BACKOFF`` or 2 s."""
+    try:
+        return max(0.0, float(environ.get(ENV_HARVEST_BACKOFF, "")))
+    except ValueError:
+        return HARVEST_BACKOFF_SECONDS

@@ -62,3 +62,8 @@ class WorkerError(PubsearchError):
 
 class ServerProcessError(PubsearchError):
     """One of the server's processes died; the server stopped."""
+
+
+class HarvestError(PubsearchError):
+    """A harvest stopped: a page that could not be fetched or read. What was added to the
+    index before it stays there, and the next run starts where this one stopped."""

@@ -48,6 +48,10 @@ class IndexSummary:
     generation: str
     # Citation counts an update could not keep: the index was built before they were.
     counts_dropped: int = 0
+    # Of the ``replaced``, those whose record came back as it was indexed (left as they
+    # were); and the documents an update removed (``remove``: a harvest's deleted records).
+    unchanged: int = 0
+    removed: int = 0
     # What the reader should know of the merging, each naming a file and line (a BibTeX
     # eprint that names another paper: pubsearch.ingest.eprints).
     warnings: tuple[str, ...] = ()
@@ -199,13 +203,17 @@ def update_index(
     progress: Progress | None = None,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
     embedder: Embedder | None = None,
+    remove: Iterable[str] = (),
 ) -> IndexSummary:
     """Add or replace ``records`` in a copy of the live index, then make the copy live.
 
     A record that is the same paper as one already indexed (by any identity key) replaces
-    it, merged with it: the authors of both are kept. When the live index has vectors and
-    an ``embedder`` is given, the new records get theirs before the copy goes live.
+    it, merged with it: the authors of both are kept (one that comes back as it was is left
+    as it was). When the live index has vectors and an ``embedder`` is given, the new
+    records get theirs before the copy goes live. The documents having any of the identity
+    keys ``remove`` (``arxiv:2401.00001``) are removed first.
     """
+    remove = list(remove)
     with storage.writer_lock(index_dir, lock_timeout):
         storage.remove_stale(index_dir)
         live = storage.current_generation(index_dir)
@@ -230,21 +238,29 @@ def update_index(
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
                 before = _segment_ids(reader)
-            replaced = 0
-            added = 0
+            replaced = unchanged = removed = added = 0
             to_doc, dropped = _documents_for(ix.schema)
             writer = segment_writer(ix)
             try:
                 with ix.searcher() as searcher:
+                    gone = [("keys", key_term(key)) for key in remove]
+                    for docnum in _docs_with_terms(searcher.reader(), gone) if gone else ():
+                        writer.delete_document(docnum)
+                        removed += 1
                     for record in _papers(merger, incoming):
                         existing = _same_paper(searcher, record)
                         if record.arxiv_id_claimed and existing:
                             record, existing = _checked(record, existing, against_index)
-                        merged = record
-                        for docnum, stored in existing:
-                            merged = combine(record_from_stored(stored), merged)
-                            writer.delete_document(docnum)
                         replaced += bool(existing)
+                        merged = record
+                        before_records = [record_from_stored(stored) for _, stored in existing]
+                        for found in before_records:
+                            merged = combine(found, merged)
+                        if before_records == [merged]:
+                            unchanged += 1
+                            continue
+                        for docnum, _ in existing:
+                            writer.delete_document(docnum)
                         writer.add_document(**to_doc(merged))
                         added += 1
             except BaseException:
@@ -275,6 +291,8 @@ def update_index(
             generation=gen.name,
             counts_dropped=dropped[0],
             warnings=tuple(incoming.warnings + against_index.warnings),
+            unchanged=unchanged,
+            removed=removed,
         )
 
 
