@@ -17,7 +17,7 @@ their local names, whichever namespace a repository writes them in.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pubsearch.harvest.oaipmh import OaiRecord
 from pubsearch.ingest.dating import dated_by_submission
@@ -70,22 +70,7 @@ def _from_arxiv(oai: OaiRecord, meta: ET.Element, origin: str) -> Record | None:
             )
             if name:
                 authors.append(name)
-    created = fields.get("created")
-    return _dated(
-        Record(
-            title=tex_to_unicode(fields.get("title", "")),
-            abstract=tex_to_unicode(fields.get("abstract", "")),
-            authors=tuple(authors),
-            year=year_from(created or oai.datestamp),
-            date=date_from(created or oai.datestamp),
-            subjects=tuple(subjects_from(fields.get("categories", "")) or ()),
-            source=SOURCE,
-            origins=(origin,),
-            arxiv_id=arxiv_id,
-            doi=first_doi(fields.get("doi")),
-        ),
-        dated=created is not None,
-    )
+    return _arxiv_record(fields, authors, fields.get("created"), oai, origin, arxiv_id)
 
 
 def _from_arxiv_raw(oai: OaiRecord, meta: ET.Element, origin: str) -> Record | None:
@@ -95,11 +80,25 @@ def _from_arxiv_raw(oai: OaiRecord, meta: ET.Element, origin: str) -> Record | N
         return None
     versions = sorted(_children(meta, "version"), key=_version_number)
     first = _fields(versions[0]).get("date") if versions else None
+    authors = split_authors(fields.get("authors", ""))
+    return _arxiv_record(fields, authors, first, oai, origin, arxiv_id)
+
+
+def _arxiv_record(
+    fields: dict[str, str],
+    authors: Sequence[str],
+    first: str | None,
+    oai: OaiRecord,
+    origin: str,
+    arxiv_id: str,
+) -> Record:
+    """The record of an arXiv metadata format's ``fields``, dated by its first version
+    (``first``), else by the header's datestamp."""
     return _dated(
         Record(
             title=tex_to_unicode(fields.get("title", "")),
             abstract=tex_to_unicode(fields.get("abstract", "")),
-            authors=tuple(split_authors(fields.get("authors", ""))),
+            authors=tuple(authors),
             year=year_from(first or oai.datestamp),
             date=date_from(first or oai.datestamp),
             subjects=tuple(subjects_from(fields.get("categories", "")) or ()),
