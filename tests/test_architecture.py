@@ -322,3 +322,43 @@ def test_no_source_file_is_over_800_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+# Whoosh's own ways of running a query: its matchers (document by document) and collectors.
+WHOOSH_EXECUTORS = {
+    "docs_for_query",
+    "search_page",
+    "search_with_collector",
+    "matcher",
+    "collector",
+}
+
+
+def whoosh_executions(tree: ast.Module) -> list[tuple[int, str]]:
+    """Calls in ``tree`` that would have Whoosh run a query: ``x.docs_for_query(...)``,
+    ``x.matcher(...)``, ..., and ``searcher.search(...)``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr, receiver = node.func.attr, _root(node.func.value) or ""
+            if attr in WHOOSH_EXECUTORS or (attr == "search" and "searcher" in receiver):
+                found.append((node.lineno, attr))
+    return found
+
+
+def test_searching_never_hands_a_query_to_whoosh() -> None:
+    """A search runs as pubsearch's executor runs it (masks, topdocs: posting lists read
+    segment by segment through the codec), never through Whoosh's matchers or collectors."""
+    searching = [(name, tree) for name, tree in _modules() if name.startswith("search/")]
+    assert len(searching) > 20  # (the package is where it is said to be)
+    offenders = {name: calls for name, tree in searching if (calls := whoosh_executions(tree))}
+    assert offenders == {}
+
+
+def test_handing_a_query_to_whoosh_would_be_found() -> None:
+    for code in (
+        "def f(searcher, q):\n    return searcher.search(q, limit=10)\n",
+        "def f(s, q):\n    return list(s.docs_for_query(q))\n",
+        "def f(q, searcher):\n    return q.matcher(searcher)\n",
+    ):
+        assert whoosh_executions(ast.parse(code)), code

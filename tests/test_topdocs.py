@@ -16,7 +16,7 @@ from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.search import ranking
 from pubsearch.search.compiler import parse_query
-from pubsearch.search.masks import query_mask
+from pubsearch.search.masks import UnsupportedQuery, query_mask
 from pubsearch.search.topdocs import documents_by_year, top_documents
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -191,11 +191,14 @@ def test_documents_by_year_are_every_match_sorted_by_year_date_then_score(  # ty
     "query",
     [wq.FuzzyTerm("content", "trainn"), wq.TermRange("title", "a", "c")],
 )
-def test_other_queries_are_left_to_whoosh(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
+def test_a_query_the_compiler_never_makes_is_refused(searcher, query: wq.Query) -> None:  # type: ignore[no-untyped-def]
+    # Whoosh would match these (its own matchers); pubsearch runs only what its compiler
+    # makes (masks.EXECUTED) and says so, rather than quietly handing them to Whoosh.
     size = searcher.reader().doc_count_all()
-    allowed = query_mask(searcher, query, size)
-    assert allowed.any()
-    assert top_documents(searcher, query, allowed, 10, lambda f: None) is None  # type: ignore[arg-type,return-value]
+    assert any(True for _ in searcher.docs_for_query(query))
+    with pytest.raises(UnsupportedQuery, match="not a query pubsearch runs"):
+        query_mask(searcher, query, size)
+    assert top_documents(searcher, query, np.ones(size, bool), 10, lambda f: None) is None  # type: ignore[arg-type,return-value]
 
 
 def test_a_phrase_with_slop_matches_what_whoosh_matches(searcher) -> None:  # type: ignore[no-untyped-def]

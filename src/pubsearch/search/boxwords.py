@@ -35,13 +35,13 @@ from pubsearch.ingest.textforms import query_text
 from pubsearch.search.compiler import (
     COMMON_WORDS,
     FUNCTION_WORDS,
-    Subjects,
     TextQuery,
     parse_text_query,
     query_words,
 )
 from pubsearch.search.generation import Generation
 from pubsearch.search.masks import DocumentSet, query_mask
+from pubsearch.search.selection import subject_query
 
 # How much a paper by the people a name in the search box names gains: times the BM25
 # score of the name's words in its author field.
@@ -69,10 +69,8 @@ class BoxWords:
         searcher: Searcher,
         table: FacetTable,
         directory: Path,
-        subjects: Subjects | None = None,
     ) -> None:
         self._gen = gen
-        self._subjects = subjects
         self._searcher = searcher
         self._table = table
         self._directory = directory
@@ -98,6 +96,12 @@ class BoxWords:
             return None
         return self._people(word, SURNAME_BOOST)
 
+    def subject(self, typed: str) -> tuple[wq.Query, str | None]:
+        """What ``subject:`` and ``typed`` stand for: the query of the subjects' records,
+        and a notice about it (see :func:`pubsearch.search.selection.subject_query`)."""
+        table = self._table
+        return subject_query(self._gen.subjects(table), table, self._searcher.schema, typed)
+
     def _people(self, typed: str, boost: float) -> wq.Query | None:
         index = self._names()
         ids = index.find(typed)
@@ -121,7 +125,7 @@ class BoxWords:
             self._searcher.schema,
             self.informativeness,
             self.name,
-            self._subjects,
+            self.subject,
             self.surname,
         )
 

@@ -1,10 +1,10 @@
 """Which documents match a query, as a boolean array over document numbers.
 
 Whoosh's ``docs_for_query`` steps a matcher tree document by document in Python; for a
-common word at 100k records that is most of a query's time. For the queries people mostly
-type (words combined with AND, OR, NOT) the same set is the boolean combination of each
-word's posting list, and each posting list is read in one go. Everything else (phrases,
-ranges, wildcards, ...) is still asked of ``docs_for_query``, one sub-query at a time.
+common word at 100k records that is most of a query's time. Here the set is the boolean
+combination of posting lists read in one go, segment by segment (words, numbers and
+ranges of numbers), of phrases' positions and of patterns' words: every kind of query the
+compiler makes (:data:`EXECUTED`); any other raises :class:`UnsupportedQuery`.
 """
 
 from __future__ import annotations
@@ -67,11 +67,34 @@ class DocumentSet(wq.Query):  # type: ignore[misc]  # whoosh is Any to mypy
     def estimate_size(self, ixreader: Any) -> int:
         return len(self.docs)
 
-    def matcher(self, searcher: Any, context: Any = None) -> Any:
-        from whoosh.matching import ListMatcher
 
-        live = [int(d) for d in self.docs if not searcher.reader().is_deleted(int(d))]
-        return ListMatcher(live, all_weights=self.boost)
+class UnsupportedQuery(TypeError):
+    """A query of a kind the compiler does not make (:data:`EXECUTED`): a mistake in
+    pubsearch, never in what someone typed (hostile and random queries are tested)."""
+
+    def __init__(self, query: wq.Query) -> None:
+        super().__init__(f"not a query pubsearch runs: {query!r}")
+
+
+# The kinds of query the compiler (:mod:`pubsearch.search.compiler`) makes, and all that
+# the executor (this module's masks, :mod:`pubsearch.search.topdocs`' scores) runs: each
+# against the index's segments through :mod:`pubsearch.index.postings` and the codec.
+# Whoosh's own matchers and collectors are never run for a search.
+EXECUTED = (
+    wq.Term,
+    wq.Phrase,
+    wq.Prefix,
+    wq.Wildcard,
+    wq.NumericRange,
+    wq.Every,
+    wq.And,
+    wq.Or,
+    wq.AndNot,
+    wq.AndMaybe,
+    wq.Require,
+    wq.Not,
+    DocumentSet,
+)
 
 
 def query_mask(searcher: Any, query: wq.Query, size: int) -> BoolArray:
@@ -131,9 +154,10 @@ def _mask(searcher: Any, reader: Any, q: wq.Query, size: int) -> BoolArray:
         return _mask(searcher, reader, q.a, size)
     if kind is wq.Require:
         return _mask(searcher, reader, q.a, size) & _mask(searcher, reader, q.b, size)
-    mask = np.zeros(size, dtype=np.bool_)
-    mask[np.fromiter(searcher.docs_for_query(q), dtype=np.int64)] = True
-    return mask
+    named = getattr(q, "fieldname", None)
+    if isinstance(named, str) and named not in searcher.schema:
+        return np.zeros(size, dtype=np.bool_)  # a field no record has matches nothing
+    raise UnsupportedQuery(q)
 
 
 def field_docs(reader: Any, fieldname: str) -> IntArray | None:

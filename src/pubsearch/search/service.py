@@ -14,11 +14,9 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from whoosh import query as wq
-from whoosh import sorting
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
@@ -32,17 +30,17 @@ from pubsearch.ingest.readable import readable
 from pubsearch.ingest.records import Record
 from pubsearch.search import ranking, semantic, wellmatched
 from pubsearch.search.boxwords import BoxWords
-from pubsearch.search.compiler import MIN_STRICT_MATCHES, Subjects, bare_words, parse_text_query
+from pubsearch.search.compiler import MIN_STRICT_MATCHES, bare_words, parse_text_query
 from pubsearch.search.generation import Generation, Snapshot, close_all
 from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
 from pubsearch.search.lookup import stored_record, with_unknown_noted
-from pubsearch.search.masks import query_mask
+from pubsearch.search.masks import UnsupportedQuery, query_mask
 from pubsearch.search.plan import Plan, TextSearch
 from pubsearch.search.related import more_like, shared_words
 from pubsearch.search.request import Mode, SearchRequest, check_sort
 from pubsearch.search.results import Hit, IndexStats, SearchResults
-from pubsearch.search.selection import Selection, facet_counts, multi_facet, select, subject_query
+from pubsearch.search.selection import Selection, facet_counts, multi_facet, select
 from pubsearch.search.topdocs import (
     documents_by_count,
     documents_by_year,
@@ -341,9 +339,7 @@ class SearchService:
         return self._words(gen, searcher, self._facet_table(gen, searcher)).count_word(word)
 
     def _words(self, gen: Generation, searcher: Searcher, table: FacetTable) -> BoxWords:
-        return BoxWords(
-            gen, searcher, table, self.index_dir / gen.name, self._subjects(gen, table, searcher)
-        )
+        return BoxWords(gen, searcher, table, self.index_dir / gen.name)
 
     def count(self, request: SearchRequest) -> int:
         """How many records match ``request``: no hits, facets or suggestion computed."""
@@ -388,10 +384,6 @@ class SearchService:
                 notices = parsed.notices
                 return TextSearch(query, mask, True, parsed.words, notices, strict_total, split)
         return TextSearch(query, mask, False, parsed.words, parsed.notices)
-
-    def _subjects(self, gen: Generation, table: FacetTable, searcher: Searcher) -> Subjects:
-        """What ``subject:`` in a query stands for (see pubsearch.search.subjectmatch)."""
-        return lambda typed: subject_query(gen.subjects(table), table, searcher.schema, typed)
 
     def _filtered(
         self,
@@ -483,24 +475,9 @@ class SearchService:
                     self._hits.make(ranked[i], i + 1, year_marks, request)
                     for i in range(first, len(top))
                 )
-        # Anything else (fuzzy terms, another weighting model): Whoosh's own collector.
-        allowed = set(np.flatnonzero(final).tolist()) if plan.filters else None
-        sortedby: Any = None
-        if request.sort == "newest" or (request.sort == "relevance" and query is None):
-            sortedby = [sorting.FieldFacet("year", reverse=True), sorting.ScoreFacet()]
-        elif request.sort == "oldest":
-            sortedby = [sorting.FieldFacet("year"), sorting.ScoreFacet()]
-        results = searcher.search(
-            query if query is not None else wq.Every(),
-            limit=first + request.page_size,
-            filter=allowed,
-            sortedby=sortedby,
-        )
-        page_marks = marked_words(query) if query is not None else None
-        hits = []
-        for offset, whoosh_hit in enumerate(results[first : first + request.page_size]):
-            hits.append(self._hits.make(whoosh_hit, first + offset + 1, page_marks, request))
-        return tuple(hits)
+        # Every query the compiler makes is scored here (masks.EXECUTED), with the
+        # weighting every searcher of the service has (ranking.weighting).
+        raise UnsupportedQuery(query if query is not None else wq.Every())
 
     # -- records and stats -----------------------------------------------------------------
 
@@ -548,9 +525,8 @@ class SearchService:
         lengths = gen.field_lengths(searcher)
         check_sort(request, table.has_citations)
         query, key_words = more_like(searcher, record_id)
-        read = parse_text_query(
-            request.q, searcher.schema, subjects=self._subjects(gen, table, searcher)
-        )
+        words = self._words(gen, searcher, table)
+        read = parse_text_query(request.q, searcher.schema, subjects=words.subject)
         narrowing = read.strict if read is not None else None
         chosen = select(gen, table, request, self.index_dir / gen.name)
         filters = chosen.masks(request, table)
