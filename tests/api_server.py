@@ -50,8 +50,9 @@ class Works:
     changed: dict[str, str] = field(default_factory=dict)
     # Page number -> answers served, one per request, before the page's real one.
     faults: dict[int, list[Answer]] = field(default_factory=dict)
-    # Cursors the service no longer knows (they expire): answered 400.
-    expired: bool = False
+    # Cursors the service no longer knows (they expire): answered 400, once (the same
+    # offset's cursor of a list begun anew is a new one at a real service).
+    expired: set[str] = field(default_factory=set)
     block_at: int | None = None
     reached: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
@@ -68,7 +69,8 @@ class Works:
             start = int(args.get("start", "0"))
         else:
             cursor = args.get("cursor", "")
-            if cursor != "*" and (self.expired or not cursor):
+            if cursor in self.expired or not cursor:
+                self.expired.discard(cursor)
                 return Answer(400, _json({"status": "failed", "message": "bad cursor"}))
             start = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor).decode())
         number = start // size + 1

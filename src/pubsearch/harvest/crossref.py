@@ -94,4 +94,4 @@ class CrossrefQuery:
         )
 
     def refusal(self, body: bytes) -> str:
-        return refusal_of(body, ("message",)) or body[:120].decode("utf-8", "replace").strip()
+        return refusal_of(body, ("message",))

@@ -132,7 +132,8 @@ def refusal_of(body: bytes, keys: tuple[str, ...]) -> str:
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return ""
+        text = body[:200].decode("utf-8", "replace")
+        return "" if text.lstrip().startswith("<") else " ".join(text.split())[:120]
     found: object = data
     if isinstance(data, Mapping):
         found = next((data[k] for k in keys if data.get(k)), "")
