@@ -77,7 +77,9 @@ class ArxivApiQuery:
             what = "an HTML page" if html else f"cut short: {exc}"
             raise HarvestError(f"{where}: not an Atom feed ({what})") from None
         if root.tag != ATOM + "feed":
-            raise HarvestError(f"{where}: not an Atom feed (its root is <{_local(root.tag)}>)")
+            name = _local(root.tag)
+            what = "an HTML page" if name.lower() == "html" else f"its root is <{name}>"
+            raise HarvestError(f"{where}: not an Atom feed ({what})")
         entries = root.findall(ATOM + "entry")
         for entry in entries:
             if "/api/errors" in _text(entry.find(ATOM + "id")):
@@ -96,10 +98,12 @@ class ArxivApiQuery:
         arxiv_id = arxiv_id_of(link.rsplit("/abs/", 1)[-1]) if "/abs/" in link else None
         updated = _text(entry.find(ATOM + "updated"))
         published = _text(entry.find(ATOM + "published"))
+        # The date the list is sorted by: what "newer than the last harvest" compares.
+        stamp = published if self.sort_by == "submittedDate" else updated
         title = tex_to_unicode(" ".join(_text(entry.find(ATOM + "title")).split()))
         abstract = tex_to_unicode(" ".join(_text(entry.find(ATOM + "summary")).split()))
         if arxiv_id is None or not (title or abstract):
-            return Item(key=link or url, stamp=updated, record=None)
+            return Item(key=link or url, stamp=stamp, record=None)
         authors = []
         for author in entry.findall(ATOM + "author"):
             name = normalize_author(tex_to_unicode(_text(author.find(ATOM + "name"))))
@@ -124,7 +128,7 @@ class ArxivApiQuery:
         )
         return Item(
             key=f"arxiv:{arxiv_id}",
-            stamp=updated,
+            stamp=stamp,
             record=record if published else dated_by_submission(record),
         )
 
