@@ -127,7 +127,7 @@ class Works:
         return chosen
 
     def _openalex(self, obj: dict[str, Any]) -> dict[str, Any]:
-        number = 5000000000 + self.objects.index(obj)
+        number = 5000000000 + int("".join(c for c in obj["id"] if c.isdigit()))
         doi = f"https://doi.org/10.48550/arxiv.{obj['id']}"
         words: dict[str, list[int]] = {}
         for position, word in enumerate(obj["abstract"].split()):
