@@ -29,6 +29,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from oai_server import Answer
 
+from pubsearch.ingest.subjects import arxiv_subject_name
+
 DATA = Path(__file__).parent / "data" / "arxiv-2024-2026.sample.jsonl"
 SERVICES = ("openalex", "crossref", "arxiv")
 # What each service's list is narrowed by on a rerun.
@@ -161,7 +163,16 @@ class Works:
                 for i, name in enumerate(obj["authors"])
             ],
             "cited_by_count": len(obj["title"]) % 17,
-            "topics": [],
+            # OpenAlex's topics are its own, not arXiv's categories; the categories' names
+            # stand in for them here (what the reader keeps is a topic's display_name).
+            "topics": [
+                {
+                    "id": f"https://openalex.org/T{10000 + i}",
+                    "display_name": arxiv_subject_name(code) or code,
+                    "score": 0.9,
+                }
+                for i, code in enumerate(obj["categories"])
+            ],
             "abstract_inverted_index": words,
             "updated_date": f"{self.day(obj)}T08:00:00.000000",
             "created_date": obj["date"],
