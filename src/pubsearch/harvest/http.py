@@ -101,10 +101,10 @@ class PoliteClient:
         )
         self._last: float | None = None
 
-    def get(self, url: str, what: str = "") -> Fetched:
+    def get(self, url: str, what: str = "", shown: str | None = None) -> Fetched:
         """The answer to ``GET url``, after the delay since the last request; a
-        :class:`HarvestError` naming the URL and ``what`` was asked for (``page 3``) when
-        no answer came however often it was asked."""
+        :class:`HarvestError` naming the URL (as ``shown``, where a key is left out) and
+        ``what`` was asked for (``page 3``) when no answer came however often it was asked."""
         if self._last is not None:
             wait = self._last + self.delay - time.monotonic()
             if wait > 0:
@@ -113,7 +113,7 @@ class PoliteClient:
             response = self._pool.request("GET", url, preload_content=True)
         except urllib3.exceptions.HTTPError as exc:
             reason = getattr(exc, "reason", None) or exc
-            where = f"{url}: {what}" if what else url
+            where = f"{shown or url}: {what}" if what else (shown or url)
             raise HarvestError(f"{where}: no answer ({reason})") from None
         finally:
             self._last = time.monotonic()

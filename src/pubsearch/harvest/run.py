@@ -13,7 +13,7 @@ the last one; a page added twice changes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,14 +90,16 @@ def harvest_oai(
     embedder: Embedder | None = None,
     lock_timeout: float = LOCK_TIMEOUT_SECONDS,
     batch: int = DEFAULT_BATCH,
+    counts: HarvestCounts | None = None,
 ) -> HarvestCounts:
     """Harvest ``query`` into the index at ``index_dir`` (made when there is none), going
     on from where the last run of the same query stopped; a ``from_date`` other than the
     one that query was last given starts a new list from it. Pages are added once they
-    hold ``batch`` records (1: each page as it comes), and at the end of the list."""
+    hold ``batch`` records (1: each page as it comes), and at the end of the list.
+    ``counts`` (made when not given) holds what the run did, also when it fails."""
     started = time.monotonic()
     state = load_states(index_dir).get(query.new_state().key) or query.new_state()
-    counts = HarvestCounts()
+    counts = HarvestCounts() if counts is None else counts
     state.runs += 1
     asked_anew = bool(query.from_date) and query.from_date != state.from_date
     if asked_anew:
@@ -108,6 +110,11 @@ def harvest_oai(
         url = oaipmh.resume_url(query.endpoint, state.token)
     else:
         url = _start_list(query, state, query.from_date if asked_anew else None)
+    counts.next_start = (
+        "from the saved resumption token"
+        if state.token
+        else f"from {state.list_from or 'the start'}"
+    )
     number = 0
     pending: list[oaipmh.Page] = []
     while True:
@@ -136,6 +143,11 @@ def harvest_oai(
             _remember(state, pending)
             save_state(index_dir, state)
             pending = []
+            counts.next_start = (
+                "from the saved resumption token"
+                if state.token
+                else f"from {state.next_from() or 'the start'}"
+            )
         counts.seconds = time.monotonic() - started
         if progress:
             progress(counts)
@@ -205,20 +217,34 @@ def _add_pages(
             counts.skipped += 1
         else:
             records[item.identifier] = record
-    if not records and not gone:
+    add_records(index_dir, list(records.values()), counts, embedder, lock_timeout, gone.values())
+
+
+def add_records(
+    index_dir: Path,
+    records: list[Record],
+    counts: HarvestCounts,
+    embedder: Embedder | None,
+    lock_timeout: float,
+    gone: Iterable[str] = (),
+) -> None:
+    """Add ``records`` to the index (made when there is none) and remove the documents
+    of the identity keys ``gone``, in one update, counting what each came to."""
+    removed = list(gone)
+    if not records and not removed:
         return
     if storage.current_generation(index_dir) is None:
         if not records:
             return
-        summary = build_index(index_dir, records.values(), lock_timeout=lock_timeout, workers=1)
+        summary = build_index(index_dir, records, lock_timeout=lock_timeout, workers=1)
         counts.new += summary.total
         return
     summary = update_index(
         index_dir,
-        records.values(),
+        records,
         lock_timeout=lock_timeout,
         embedder=embedder,
-        remove=gone.values(),
+        remove=removed,
     )
     counts.new += summary.indexed - summary.replaced
     counts.updated += summary.replaced - summary.unchanged

@@ -1,10 +1,10 @@
 """What each harvest remembers beside the index: ``INDEX/harvests.json``.
 
-One entry per source and query (the source, endpoint, metadata format, set, and the
-``until`` asked for; not the ``from``, which the entry moves on by itself): the datestamp
-the next run starts from, the resumption token of a list left unfinished (with the
-``from`` that list was asked with, to ask it anew if the token has expired), when it last
-ran, and what it fetched. The file is rewritten whole after every
+One entry per source and query (the source, endpoint, metadata format, set, the
+``until`` asked for, and an API's query; not the ``from``, which the entry moves on by
+itself): the datestamp the next run starts from, the resumption token of a list left
+unfinished (with the ``from`` that list was asked with, to ask it anew if the token has
+expired), when it last ran, and what it fetched. The file is rewritten whole after every
 page, through a temporary file renamed into place (and under a lock, so that two harvests
 of one index keep each other's entries): a harvest killed at any moment leaves the last
 page's state or the one before.
@@ -36,8 +36,11 @@ class HarvestState:
     set_spec: str = ""
     from_date: str = ""
     until: str = ""
-    # The list in progress: its next page's token, the ``from`` it was asked with, and
-    # the latest datestamp of its records so far.
+    # The query of an API's list (OpenAlex's filter and search, Crossref's filter and
+    # query, the arXiv API's search_query), as the key keeps it.
+    query: str = ""
+    # The list in progress: its next page's token (an API's cursor, or the arXiv API's
+    # start), the ``from`` it was asked with, and the latest datestamp of its records so far.
     token: str = ""
     list_from: str = ""
     list_latest: str = ""
@@ -54,13 +57,8 @@ class HarvestState:
 
     @property
     def key(self) -> str:
-        return harvest_key(
-            self.source,
-            self.endpoint,
-            self.metadata_prefix,
-            self.set_spec,
-            self.until,
-        )
+        parts = [self.source, self.endpoint, self.metadata_prefix, self.set_spec, self.until]
+        return harvest_key(*parts, *([self.query] if self.query else []))
 
     def next_from(self) -> str:
         """The ``from`` of a new list: the last one's latest datestamp, else the one asked."""
