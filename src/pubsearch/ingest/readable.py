@@ -4,7 +4,8 @@
 
 ``$\\alpha$`` is α, ``\\textbf{x}`` and ``\\emph{x}`` are x, ``Fe$_3$GeTe$_2$`` is Fe₃GeTe₂,
 ``$O(n^2)$`` is O(n²), ``$^{15}$N`` is ¹⁵N; a sub- or superscript Unicode has no
-characters for stays written with ``_`` or ``^`` (``x_max``). The conversion is
+characters for stays written with ``_`` or ``^`` (``x_max``); TeX's quotation marks
+(two backquotes, two apostrophes) are curly quotes. The conversion is
 pylatexenc's (``LatexNodes2Text``), run on each stretch of text that has TeX in it (a word
 with its dollars and braces) rather than on the whole text: each call costs about half a
 millisecond whatever its length. Text it cannot read stays as it is.
@@ -35,8 +36,14 @@ _MATH = re.compile(r"\$\$?(.+?)\$\$?|\\\((.+?)\\\)")
 _HREF = re.compile(r"\\href\{[^{}]*\}\{([^{}]*)\}")
 
 
+# TeX's double quotation marks, ``a'' (a pair that opens and closes on one line).
+_DOUBLE_QUOTES = re.compile(r"``((?:(?!''|``)[^\n]){1,300}?)''")
+
+
 def readable(text: str) -> str:
     """``text`` with its TeX written as text (see the module's doc)."""
+    if "``" in text:
+        text = _DOUBLE_QUOTES.sub("\u201c\\1\u201d", text)
     if "$" not in text and "\\" not in text:
         return text
     return _readable(text)
