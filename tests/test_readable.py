@@ -67,7 +67,10 @@ def test_text_without_tex_or_with_broken_tex_is_never_lost(text: str) -> None:
     ("text", "shown"),
     [
         ("the ``high-level'' tasks", "the \u201chigh-level\u201d tasks"),
-        ("``the model's output'' and ``more''", "\u201cthe model's output\u201d and \u201cmore\u201d"),
+        (
+            "``the model's output'' and ``more''",
+            "\u201cthe model's output\u201d and \u201cmore\u201d",
+        ),
         ("``$\\alpha$-decay'' rates", "\u201c\u03b1-decay\u201d rates"),
         ("an ``unclosed quote", "an ``unclosed quote"),
         ("it's Smith''s", "it's Smith''s"),
