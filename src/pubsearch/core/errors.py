@@ -39,6 +39,10 @@ class IndexLockedError(PubsearchError):
     """Another process is writing the index."""
 
 
+class IndexChangedError(PubsearchError):
+    """A new generation went live between two steps that must read the same one."""
+
+
 class IndexCorruptError(PubsearchError):
     """The index exists but cannot be read."""
 

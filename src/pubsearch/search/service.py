@@ -23,7 +23,7 @@ from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
 from pubsearch.codec import w3version
-from pubsearch.core.errors import ParameterError
+from pubsearch.core.errors import IndexChangedError, ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
 from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
@@ -33,6 +33,7 @@ from pubsearch.ingest.records import Record
 from pubsearch.search import ranking, semantic, wellmatched
 from pubsearch.search.boxwords import BoxWords
 from pubsearch.search.compiler import MIN_STRICT_MATCHES, Subjects, bare_words, parse_text_query
+from pubsearch.search.corpus import Corpus, generation_time, read_corpus
 from pubsearch.search.generation import Generation, Snapshot, close_all
 from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
@@ -530,6 +531,49 @@ class SearchService:
             subjects=int((table.subjects.count(live) > 0).sum()),
             cited=int(((table.cited != NO_COUNT) & live).sum()),
         )
+
+    # -- the library's views of a generation (pubsearch.library) -----------------------------
+
+    def corpus(self) -> Corpus:
+        """Every document of the live generation by number (read once per generation)."""
+        return self._corpus(*self._searcher())
+
+    def _corpus(
+        self, gen: Generation, searcher: Searcher, texts: list[str] | None = None
+    ) -> Corpus:
+        with gen.lock:
+            if gen.corpus is None or texts is not None:
+                published = generation_time(gen.name, (self.index_dir / gen.name).stat().st_mtime)
+                gen.corpus = read_corpus(searcher.reader(), gen.name, published, texts)
+            return gen.corpus
+
+    def texts(self) -> tuple[Corpus, list[str]]:
+        """The live generation's documents and each one's title and abstract (a line
+        apart; "" for a deleted document), by document number: read afresh, not kept."""
+        texts: list[str] = []
+        corpus = self._corpus(*self._searcher(), texts=texts)
+        return corpus, texts
+
+    def matching(self, request: SearchRequest) -> tuple[str, BoolArray]:
+        """The generation searched and the documents ``request`` finds (its text, mode and
+        filters), as a boolean array by document number."""
+        gen, searcher = self._searcher()
+        return gen.name, self._plan(gen, searcher, request).final
+
+    def meaning(self) -> tuple[str, semantic.SemanticIndex | None]:
+        """The live generation's name and its sentence vectors (None: it has none)."""
+        gen, searcher = self._searcher()
+        return gen.name, gen.meaning(self.index_dir / gen.name, searcher)
+
+    def hits_of(
+        self, generation: str, ranked: list[tuple[float, int]], request: SearchRequest
+    ) -> tuple[Hit, ...]:
+        """The requested page of ``ranked`` (score, document number of ``generation``), as
+        hits; IndexChangedError when another generation is live now."""
+        gen, searcher = self._searcher()
+        if gen.name != generation:
+            raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
+        return self._ranked_page(searcher, None, ranked, request)
 
     # -- related records -------------------------------------------------------------------
 
