@@ -31,7 +31,7 @@ from pubsearch.search.compiler import MAX_QUERY_CHARS
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit, shortened
 from pubsearch.search.service import SearchService
-from pubsearch.web.state import SERVICE_KEY
+from pubsearch.web.state import LIBRARY_KEY, SERVICE_KEY
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -78,14 +78,17 @@ def create_app(
     # A pasted abstract fits in the search box: it takes what a query may hold.
     app.jinja_env.globals["MAX_QUERY_CHARS"] = MAX_QUERY_CHARS
 
-    from pubsearch.web import views
+    from pubsearch.library.follow import Library
+    from pubsearch.web import following, views
 
     # A re-indexed generation gets its spelling words and author names built in the
     # background, so that no visitor's search pays for them.
     app.extensions[SERVICE_KEY] = SearchService(
         Path(app.config["INDEX_DIR"]), prepare_in_background=True
     )
+    app.extensions[LIBRARY_KEY] = Library(app.extensions[SERVICE_KEY])
     app.register_blueprint(views.bp)
+    app.register_blueprint(following.bp)
     app.register_error_handler(UsageError, _bad_request)
     app.register_error_handler(RecordNotFoundError, _not_found)
     app.register_error_handler(IndexMissingError, _unavailable)
