@@ -334,4 +334,63 @@ def tag_list(tag: str | None, limit: int, page: int, fmt: str, index_dir: Path |
         echo_hits(fmt, listed.hits, library.service.record, data, text)
 
 
-LIBRARY_COMMANDS = (follow_command, news_command, tag_command)
+# -- recommend -----------------------------------------------------------------------------
+
+
+@click.command("recommend")
+@click.argument("tag")
+@click.option("--since", help="Only records that appeared on or after this day (2026-11-01).")
+@click.option(
+    "--limit",
+    "--page-size",
+    "limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, MAX_PAGE_SIZE),
+    help=f"Results per page (1 to {MAX_PAGE_SIZE}).",
+)
+@click.option("--page", default=1, show_default=True, type=click.IntRange(1), help="From 1.")
+@format_option
+@index_option
+@reports_errors
+def recommend_command(
+    tag: str, since: str | None, limit: int, page: int, fmt: str, index_dir: Path | None
+) -> None:
+    """Records not tagged TAG, most like those that are first: a linear SVM over the words
+    of titles and abstracts, with the sentence vectors where the index has them (see
+    docs/following.md). The first list of an index makes its word table (about a minute
+    for 100,000 records), kept for the next.
+
+    \b
+    Example:
+        pubsearch recommend reading --since 2026-11-01
+        pubsearch recommend reading --limit 50 --format bibtex > toread.bib
+    """
+    from pubsearch.search import export
+
+    start = parse_since(since)
+    with _library(index_dir) as library:
+        found = library.recommend(tag, since=start, page=page, page_size=limit)
+
+        def data() -> Any:
+            return {
+                "tag": tag,
+                "total": found.total,
+                "tagged": found.tagged,
+                "meaning": found.meaning,
+                "hits": [export.hit_to_dict(hit) for hit in found.hits],
+            }
+
+        def text() -> None:
+            how = "words and meaning" if found.meaning else "words (the index has no vectors)"
+            click.echo(
+                f"Recommended for {tag!r} ({found.tagged:,} tagged), by {how}: "
+                f"{found.total:,} records ranked, page {page}\n"
+            )
+            for hit in found.hits:
+                print_hit(hit)
+
+        echo_hits(fmt, found.hits, library.service.record, data, text)
+
+
+LIBRARY_COMMANDS = (follow_command, news_command, tag_command, recommend_command)

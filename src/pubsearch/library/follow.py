@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from pubsearch.core.errors import IndexChangedError, ParameterError, RecordNotFoundError
 from pubsearch.library import catalog
+from pubsearch.library import recommend as likeness
 from pubsearch.library.store import SavedSearch, Store, Tagged, check_name
 from pubsearch.search.corpus import Corpus
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit
+from pubsearch.search.semantic import SemanticIndex
 from pubsearch.search.service import SearchService
 
 BoolArray = npt.NDArray[np.bool_]
@@ -59,6 +62,18 @@ class TagPage:
     missing: tuple[Tagged, ...]
 
 
+@dataclass(frozen=True)
+class Recommended:
+    """A page of a tag's recommendations: untagged records, most alike first."""
+
+    tag: str
+    total: int  # the records ranked (untagged, new enough)
+    hits: tuple[Hit, ...]
+    among: int  # records in the index
+    tagged: int  # the tag's records in the index
+    meaning: bool  # sentence vectors were used (the index has them)
+
+
 @dataclass
 class _Views:
     """What the library keeps of one generation."""
@@ -77,6 +92,7 @@ class Library:
         self.index_dir: Path = service.index_dir
         self._lock = threading.Lock()
         self._views: _Views | None = None
+        self._features: tuple[str, Any] | None = None
 
     def store(self) -> Store:
         return Store(self.index_dir)
@@ -172,6 +188,7 @@ class Library:
     def tag(self, tag: str, ids: Iterable[str]) -> int:
         """Tag the records of ``ids`` (any id each answers to); how many were new to it."""
         check_name(tag, "TAG")
+        self.views()  # the generation read into the catalog: what comes later is new
         records = {}
         for typed in ids:
             record = self.service.record(typed)  # RecordNotFoundError names the id
@@ -226,6 +243,59 @@ class Library:
             return TagPage(tag, len(ranked), hits, tuple(missing))
         raise IndexChangedError(f"{self.index_dir} kept changing while it was read; try again")
 
+    # -- recommendations -------------------------------------------------------------------
+
+    def _text_features(self, corpus: Corpus) -> Any:
+        with self._lock:
+            kept = self._features
+        if kept is not None and kept[0] == corpus.generation:
+            return kept[1]
+
+        def texts() -> list[str]:
+            read, texts = self.service.texts()
+            if read.generation != corpus.generation:
+                raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
+            return texts
+
+        features = likeness.generation_features(self.index_dir, corpus.generation, texts)
+        with self._lock:
+            self._features = (corpus.generation, features)
+        return features
+
+    def recommend(
+        self, tag: str, since: float | None = None, page: int = 1, page_size: int = 10
+    ) -> Recommended:
+        """Untagged records ranked by their likeness to the records tagged ``tag``
+        (pubsearch.library.recommend); with ``since``, only those that appeared then or
+        later."""
+        for _ in range(TRIES):
+            corpus, docs, _missing = self.tagged_docs(tag)
+            if not docs.any():
+                raise ParameterError("TAG", f"no record in the index is tagged {tag!r}")
+            views = self.views()
+            candidates = corpus.live & ~docs
+            if since is not None:
+                candidates &= views.appeared >= since
+            features = self._text_features(corpus)
+            generation, meaning = self.service.meaning()
+            if generation != corpus.generation:
+                continue
+            similarities = None if meaning is None else _similarities(meaning)
+            tagged = np.flatnonzero(docs)
+            values = likeness.scores(
+                features, tagged, corpus.live, candidates, similarities=similarities
+            )
+            top = likeness.ranked(values, candidates, page * page_size)
+            request = SearchRequest(page=page, page_size=page_size)
+            try:
+                hits = self.service.hits_of(corpus.generation, top, request)
+            except IndexChangedError:
+                continue
+            total = int(candidates.sum())
+            among = int(corpus.live.sum())
+            return Recommended(tag, total, hits, among, len(tagged), meaning is not None)
+        raise IndexChangedError(f"{self.index_dir} kept changing while it was read; try again")
+
 
 def newest_first(views: _Views, docs: BoolArray) -> Ranked:
     """``docs`` by appearance, newest first, then by day listed, then by number (the later
@@ -247,3 +317,13 @@ def _saved_request(request: SearchRequest) -> SearchRequest:
         mode=request.mode,
         loose=request.loose,
     )
+
+
+def _similarities(meaning: SemanticIndex) -> Callable[[int], Any]:
+    """Every record's similarity in meaning to a record (None: it has no vector)."""
+
+    def similarities(doc: int) -> Any:
+        vector = meaning.vector(doc)
+        return None if vector is None else meaning.similarities(vector)
+
+    return similarities
