@@ -371,26 +371,58 @@ def run(
 
 
 def time_warm(index_dir: Path, papers: list[Paper]) -> None:
-    """A tag of 20 papers over the whole index: its recommendation list, cold then warm."""
-    from pubsearch.core.config import vectors_disabled
+    """A tag of 20 papers over the whole index: its recommendation list, cold then warm
+    (the service's and the library's: what a server keeps); then the part of meaning alone
+    (20 rows of similarities over every record), on vectors of the index's shape when the
+    index has none."""
     from pubsearch.index import storage
-
-    del vectors_disabled
-    if storage.current_generation(index_dir) is None:
-        raise SystemExit(f"{index_dir}: no index (pubsearch index --no-vectors ... first)")
+    from pubsearch.library import recommend
     from pubsearch.library.follow import Library
+    from pubsearch.search import semantic
     from pubsearch.search.service import SearchService
 
+    if storage.current_generation(index_dir) is None:
+        raise SystemExit(f"{index_dir}: no index (pubsearch index --no-vectors ... first)")
     library = Library(SearchService(index_dir))
     rnd = random.Random(SEED)
     ids = [p.id for p in rnd.sample(papers, 20)]
     library.tag("bench-speed", ids)
     try:
+        print()
         for label in ("cold", "warm", "warm", "warm"):
             started = time.perf_counter()
-            page = library.recommend("bench-speed", page_size=10)
+            found = library.recommend("bench-speed", page_size=10)
             took = time.perf_counter() - started
-            print(f"recommend, a tag of 20 over {page.among:,} records ({label}): {took:.3f} s")
+            how = "words and meaning" if found.meaning else "words"
+            print(
+                f"recommend, a tag of {found.tagged} over {found.among:,} records, by {how} "
+                f"({label}): {took:.3f} s"
+            )
+        _, meaning = library.service.meaning()
+        if meaning is None:
+            size = library.views().corpus.size
+            rng = np.random.default_rng(SEED)
+            codes = rng.integers(-127, 128, size=(size, 384), dtype=np.int8)
+            scales = np.full(size, 1 / (127 * 8), dtype=np.float32)
+            meaning = semantic.SemanticIndex("random", codes, scales, scales > 0)
+            print("(the index has no vectors: meaning timed on random ones of its shape)")
+        tagged = np.arange(0, 20 * 997, 997, dtype=np.int64)
+
+        def similarities(doc: int) -> FloatArray:
+            assert meaning is not None
+            vector = meaning.vector(doc)
+            assert vector is not None
+            return meaning.similarities(vector)
+
+        for _ in range(3):
+            started = time.perf_counter()
+            recommend.meaning_scores(
+                similarities, tagged, meaning.codes.shape[0], recommend.CLOSEST
+            )
+            took = time.perf_counter() - started
+        print(
+            f"  + meaning of 20 tagged over {meaning.codes.shape[0]:,} records (warm): {took:.3f} s"
+        )
     finally:
         library.untag("bench-speed", ids)
 

@@ -465,7 +465,8 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     default="127.0.0.1",
     show_default=True,
     help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
-    "exposes the page to your network (there is no login: put a proxy in front for that).",
+    "exposes the page to your network (there is no login: put a proxy in front for that); "
+    "its library then takes changes only with $PUBSEARCH_WRITE_TOKEN set.",
 )
 @click.option(
     "--port",
@@ -524,7 +525,7 @@ def serve_command(
         click.echo(f"{workers}. Press Ctrl-C to stop.")
 
     def make_app() -> Flask:  # in each server process
-        app = create_app(target)
+        app = create_app(target, {"BOUND_TO": host})
         warm_up(app)
         return app
 

@@ -71,3 +71,8 @@ def harvest_backoff(environ: Mapping[str, str]) -> float:
         return max(0.0, float(environ.get(ENV_HARVEST_BACKOFF, "")))
     except ValueError:
         return HARVEST_BACKOFF_SECONDS
+
+
+# The token a server that listens beyond this machine asks of every change of its library
+# (a saved search, a tag); unset, such a server takes no changes.
+ENV_WRITE_TOKEN = "PUBSEARCH_WRITE_TOKEN"

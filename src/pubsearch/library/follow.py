@@ -21,7 +21,7 @@ from pubsearch.library import recommend as likeness
 from pubsearch.library.store import SavedSearch, Store, Tagged, check_name
 from pubsearch.search.corpus import Corpus
 from pubsearch.search.request import SearchRequest
-from pubsearch.search.results import Hit
+from pubsearch.search.results import Hit, SearchResults
 from pubsearch.search.semantic import SemanticIndex
 from pubsearch.search.service import SearchService
 
@@ -230,6 +230,16 @@ class Library:
                 missing.append(item)
         return views.corpus, docs, missing
 
+    def search_tag(self, tag: str, request: SearchRequest) -> SearchResults:
+        """``request`` searched among the records tagged ``tag`` (its library page)."""
+        for _ in range(TRIES):
+            corpus, docs, _missing = self.tagged_docs(tag)
+            try:
+                return self.service.search(request, within=(corpus.generation, docs))
+            except IndexChangedError:
+                continue
+        raise IndexChangedError(f"{self.index_dir} kept changing while it was read; try again")
+
     def tag_page(self, tag: str, page: int = 1, page_size: int = 100) -> TagPage:
         for _ in range(TRIES):
             corpus, docs, missing = self.tagged_docs(tag)
@@ -268,6 +278,7 @@ class Library:
         """Untagged records ranked by their likeness to the records tagged ``tag``
         (pubsearch.library.recommend); with ``since``, only those that appeared then or
         later."""
+        likeness.check_available()
         for _ in range(TRIES):
             corpus, docs, _missing = self.tagged_docs(tag)
             if not docs.any():

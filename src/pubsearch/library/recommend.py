@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.core import npzfiles
+from pubsearch.core.errors import PubsearchError
 
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
@@ -182,6 +183,17 @@ def ranked(values: FloatArray, candidates: BoolArray, count: int) -> list[tuple[
         docs, chosen = docs[keep], chosen[keep]
     order = np.lexsort((docs, -chosen))
     return [(float(chosen[i]), int(docs[i])) for i in order]
+
+
+def check_available() -> None:
+    """Raise a PubsearchError saying how to install scikit-learn when it is missing."""
+    try:
+        import scipy  # noqa: F401
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise PubsearchError(
+            "recommendations need scikit-learn and scipy: pip install 'pubsearch[recommend]'"
+        ) from None
 
 
 # -- the features of a generation, kept ---------------------------------------------------

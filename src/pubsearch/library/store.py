@@ -15,6 +15,7 @@ Tables:
   was made, and ``seen``: the appearance time up to which its records have been shown.
 * ``tags``: (tag, record id) with every id the record answered to when tagged (its arXiv
   ids and DOIs), so that a record merged later with another keeps the tags of both.
+* ``settings``: the secret the page's form tokens are signed with.
 * ``appeared``: each identity (record id, arXiv id, DOI) and when its record first
   appeared in the index; ``catalogued``: the generations already read into it.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -55,6 +57,10 @@ CREATE TABLE IF NOT EXISTS appeared (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS catalogued (
     generation TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -280,6 +286,19 @@ class Store:
     def tag_names(self) -> list[tuple[str, int]]:
         rows = self._read("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY tag")
         return [(str(t), int(c)) for t, c in rows]  # type: ignore[call-overload]
+
+    # -- settings ----------------------------------------------------------------------------
+
+    def secret(self) -> str:
+        """This library's random secret (made once; every process of a server reads the
+        same): what the page's form tokens are signed with."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO settings (key, value) VALUES ('secret', ?)",
+                (secrets.token_hex(32),),
+            )
+            row = db.execute("SELECT value FROM settings WHERE key = 'secret'").fetchone()
+        return str(row[0])
 
     # -- when records appeared ---------------------------------------------------------------
 

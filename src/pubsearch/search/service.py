@@ -54,6 +54,8 @@ from pubsearch.search.topdocs import (
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
+# Only these documents of this generation (a tag's records: pubsearch.library).
+Within = tuple[str, BoolArray]
 # How many of the closest records "related papers" shows.
 RELATED_MAX = 50
 
@@ -167,20 +169,26 @@ class SearchService:
 
     # -- searching -------------------------------------------------------------------------
 
-    def search(self, request: SearchRequest) -> SearchResults:
+    def search(self, request: SearchRequest, within: Within | None = None) -> SearchResults:
         """The results of ``request``; when nothing matches and a spelling correction
         does, the correction's (``corrected_from`` is then the text as typed)."""
         started = time.perf_counter()
-        results = self._search(request)
+        results = self._search(request, within)
         found = results.total if results.word_total is None else results.word_total
         if found == 0 and results.suggestion and request.correct:
-            corrected = self._search(replace(request, q=results.suggestion))
+            corrected = self._search(replace(request, q=results.suggestion), within)
             if corrected.total and (corrected.word_total is None or corrected.word_total):
                 took = round((time.perf_counter() - started) * 1000, 2)
                 return replace(corrected, corrected_from=request.q, took_ms=took)
         return results
 
-    def _plan(self, gen: Generation, searcher: Searcher, request: SearchRequest) -> Plan:
+    def _plan(
+        self,
+        gen: Generation,
+        searcher: Searcher,
+        request: SearchRequest,
+        within: Within | None = None,
+    ) -> Plan:
         """``request`` compiled once: its text query and readings, what its filters let
         through, its mode and similarities (see pubsearch.search.plan)."""
         table = self._facet_table(gen, searcher)
@@ -194,6 +202,11 @@ class SearchService:
             by_meaning = semantic.matches(sims) & table.live
             matched = by_meaning if mode == "semantic" else text.mask | by_meaning
         filters, final = self._filtered(matched, request, table, chosen)
+        if within is not None:  # a set of records (a tag's): a filter no facet undoes
+            if within[0] != gen.name:
+                raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
+            filters["within"] = within[1]
+            final &= within[1]
         allowed = wellmatched.passing(table.live, filters.values())  # matching or not
         text = replace(text, among=wellmatched.ranked_among(text.split, allowed))
         return Plan(
@@ -211,10 +224,10 @@ class SearchService:
             by_meaning,
         )
 
-    def _search(self, request: SearchRequest) -> SearchResults:
+    def _search(self, request: SearchRequest, within: Within | None = None) -> SearchResults:
         started = time.perf_counter()
         gen, searcher = self._searcher()
-        plan = self._plan(gen, searcher, request)
+        plan = self._plan(gen, searcher, request, within)
         table, text, chosen, mode = plan.table, plan.text, plan.chosen, plan.mode
         total = plan.total
         word_total = None
