@@ -52,6 +52,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -178,6 +179,21 @@ def vectors_for(papers: list[Paper], docs: list[int], work: Path) -> dict[int, F
     return {d: known[papers[d].id] for d in docs}
 
 
+def _features(papers: list[Paper], work: Path) -> Any:
+    """The tf-idf matrix of every paper (pubsearch.library.recommend's), kept in ``work``."""
+    from scipy import sparse
+
+    from pubsearch.library import recommend
+
+    path = work / "tfidf.npz"
+    if path.exists():
+        return sparse.load_npz(path).tocsr()
+    features = recommend.text_features([f"{p.title}\n{p.abstract}" for p in papers])
+    work.mkdir(parents=True, exist_ok=True)
+    sparse.save_npz(path, features)
+    return features
+
+
 def recall(ranked: Sequence[int], wanted: frozenset[int], k: int) -> float:
     return len(set(ranked[:k]) & wanted) / len(wanted)
 
@@ -251,7 +267,7 @@ def run(
     from pubsearch.library import recommend
 
     started = time.perf_counter()
-    features = recommend.text_features([f"{p.title}\n{p.abstract}" for p in papers])
+    features = _features(papers, args.work)
     print(
         f"tf-idf of {len(papers):,} records: {features.shape[1]:,} features, "
         f"{time.perf_counter() - started:.0f} s"
@@ -265,9 +281,15 @@ def run(
         matrix[doc] = vector
         present[doc] = True
 
-    def similarities(doc: int) -> FloatArray:
-        sims = matrix @ matrix[doc]
-        sims[~present] = -1.0
+    # Meaning is needed of the candidates only: every other record's is left at -1.
+    rows = np.flatnonzero(candidates & present)
+    ranked_rows = matrix[rows]
+
+    def all_similarities(tagged: npt.NDArray[np.int64]) -> FloatArray:
+        """Each tagged paper's similarities (a row each) to every record, -1 but for the
+        candidates with a vector."""
+        sims = np.full((len(tagged), size), -1.0, dtype=np.float32)
+        sims[:, rows] = matrix[tagged] @ ranked_rows.T
         return sims
 
     tasks = authors + subjects
@@ -280,9 +302,11 @@ def run(
         prepared.sampled[_key(task)] = recommend.svm_margins(
             features, tagged, live, recommend.NEGATIVES
         )
+        table = all_similarities(tagged)
+        order = {int(doc): row for row, doc in enumerate(tagged)}
         for closest in GRID_CLOSEST:
             meaning[(_key(task), closest)] = recommend.meaning_scores(
-                similarities, tagged, size, closest
+                lambda doc, t=table, o=order: t[o[doc]], tagged, size, closest
             )
         if number % 20 == 0:
             print(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import calendar
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,14 @@ from pubsearch.cli.options import (
     reports_errors,
 )
 from pubsearch.cli.output import FORMATS, citation_export, print_hit
+from pubsearch.core.config import (
+    ENV_MAIL_FROM,
+    ENV_PAGE_URL,
+    ENV_SMTP_HOST,
+    ENV_SMTP_PASSWORD,
+    ENV_SMTP_PORT,
+    ENV_SMTP_USER,
+)
 from pubsearch.core.errors import ParameterError
 from pubsearch.search.request import MAX_PAGE_SIZE, SearchRequest, parse_year
 
@@ -204,10 +213,57 @@ def follow_remove(name: str, index_dir: Path | None) -> None:
     help="Most records printed per saved search.",
 )
 @format_option
+@click.option(
+    "--email",
+    metavar="ADDRESS",
+    help="Send them as one message to ADDRESS instead of printing them (marked seen once sent).",
+)
+@click.option(
+    "--smtp-host",
+    envvar=ENV_SMTP_HOST,
+    default="127.0.0.1",
+    show_default=True,
+    help=f"The SMTP server [env {ENV_SMTP_HOST}]; a login from ${ENV_SMTP_USER} and "
+    f"${ENV_SMTP_PASSWORD} (the environment only).",
+)
+@click.option(
+    "--smtp-port",
+    envvar=ENV_SMTP_PORT,
+    default=25,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help=f"[env {ENV_SMTP_PORT}]",
+)
+@click.option("--starttls", is_flag=True, help="Encrypt the connection with STARTTLS.")
+@click.option(
+    "--from",
+    "sender",
+    envvar=ENV_MAIL_FROM,
+    default="pubsearch@localhost",
+    show_default=True,
+    help=f"The sender's address [env {ENV_MAIL_FROM}].",
+)
+@click.option(
+    "--page-url",
+    envvar=ENV_PAGE_URL,
+    default="http://127.0.0.1:5000/",
+    show_default=True,
+    help=f"Where the search page is, for the message's links [env {ENV_PAGE_URL}].",
+)
 @index_option
 @reports_errors
 def news_command(
-    name: str | None, since: str | None, limit: int, fmt: str, index_dir: Path | None
+    name: str | None,
+    since: str | None,
+    limit: int,
+    fmt: str,
+    email: str | None,
+    smtp_host: str,
+    smtp_port: int,
+    starttls: bool,
+    sender: str,
+    page_url: str,
+    index_dir: Path | None,
 ) -> None:
     """Records that appeared since you last looked, newest first, for the saved search
     NAME (or each): then they count as seen.
@@ -216,13 +272,29 @@ def news_command(
     Example:
         pubsearch news
         pubsearch news gnn --since 2026-11-01 --format bibtex > new.bib
+        PUBSEARCH_SMTP_HOST=mail.example.org pubsearch news --email me@example.org
     """
     from pubsearch.library.feeds import describe
     from pubsearch.search import export
 
     start = parse_since(since)
     with _library(index_dir) as library:
-        found = library.news(name, since=start, page_size=limit)
+        found = library.news(name, since=start, page_size=limit, mark=email is None)
+        if email is not None:
+            from pubsearch.library import digest
+
+            smtp = digest.Smtp(
+                smtp_host,
+                smtp_port,
+                starttls,
+                os.environ.get(ENV_SMTP_USER) or None,
+                os.environ.get(ENV_SMTP_PASSWORD) or None,
+            )
+            digest.send(digest.compose(found, email, sender, page_url), smtp)
+            library.mark_seen(found)
+            total = sum(news.total for news in found)
+            click.echo(f"Sent {total:,} new records of {len(found):,} saved searches to {email}.")
+            return
         hits = tuple(hit for news in found for hit in news.hits)
 
         def data() -> Any:

@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 from xml.etree import ElementTree as ET
 
 from pubsearch.library.follow import Library
@@ -32,6 +32,21 @@ def describe(request: SearchRequest) -> str:
     if request.mode is not None:
         parts.append(f"mode {request.mode}")
     return ", ".join(parts)
+
+
+def search_path(request: SearchRequest) -> str:
+    """The search page's path and query string for a saved search (its text, filters and
+    mode: the parameters of pubsearch.web.params, for a face that does not load the web)."""
+    pairs = [("q", request.q)] if request.q else []
+    pairs += [("author", a) for a in request.authors]
+    pairs += [("subject", s) for s in request.subjects]
+    if request.year is not None:
+        pairs.append(("year", str(request.year)))
+    if request.mode is not None:
+        pairs.append(("mode", request.mode))
+    if request.loose:
+        pairs.append(("loose", "1"))
+    return "./?" + urlencode(pairs) if pairs else "./"
 
 
 def entry_id(hit: Hit) -> str:

@@ -140,11 +140,16 @@ class Library:
         return [Followed(s, self.new_records(s.request, s.seen, page_size=1).total) for s in saved]
 
     def news(
-        self, name: str | None = None, since: float | None = None, page_size: int = 100
+        self,
+        name: str | None = None,
+        since: float | None = None,
+        page_size: int = 100,
+        mark: bool = True,
     ) -> list[NewRecords]:
         """The new records of one saved search (or of each), newest first: those that
         appeared after it was last looked at, or at ``since`` and after. Each search is
-        then marked seen up to what was read."""
+        then marked seen up to what was read (with ``mark``; else by :meth:`mark_seen`,
+        once they were delivered)."""
         with self.store() as store:
             chosen = [self.saved(name)] if name is not None else store.follows()
         found = []
@@ -152,11 +157,16 @@ class Library:
             after = saved.seen if since is None else math.nextafter(since, -math.inf)
             news = self.new_records(saved.request, after, page_size=page_size, name=saved.name)
             found.append(news)
+        if mark:
+            self.mark_seen(found)
+        return found
+
+    def mark_seen(self, found: Iterable[NewRecords]) -> None:
+        """The saved searches of ``found`` seen up to what was read for them."""
         with self.store() as store:
             for news in found:
-                assert news.name is not None
-                store.mark_seen(news.name, news.upto)
-        return found
+                if news.name is not None:
+                    store.mark_seen(news.name, news.upto)
 
     def new_records(
         self,
@@ -209,6 +219,10 @@ class Library:
             wanted.update((record.id, *record.arxiv_ids, *record.dois))
         with self.store() as store:
             return store.remove_tags(tag, wanted)
+
+    def last_tag(self) -> str | None:
+        with self.store() as store:
+            return store.last_tag()
 
     def tags(self) -> list[tuple[str, int]]:
         with self.store() as store:

@@ -283,6 +283,11 @@ class Store:
             for t, r, i, a in rows
         ]
 
+    def last_tag(self) -> str | None:
+        """The tag most recently given to a record."""
+        rows = self._read("SELECT tag FROM tags ORDER BY added DESC, rowid DESC LIMIT 1")
+        return str(rows[0][0]) if rows else None
+
     def tag_names(self) -> list[tuple[str, int]]:
         rows = self._read("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY tag")
         return [(str(t), int(c)) for t, c in rows]  # type: ignore[call-overload]

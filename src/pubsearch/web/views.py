@@ -120,6 +120,7 @@ def render_results(
         forms=guard.forms(),
         follow_params=params_from_request(req),
         library_tag=tag,
+        last_tag=library().last_tag(),
         recommended=recommended,
     )
 
