@@ -78,6 +78,18 @@ def test_a_tag_feed_lists_its_records(index: Path) -> None:
     }
 
 
+def test_a_tags_recommended_feed_holds_the_new_records_most_like_it(index: Path) -> None:
+    Library(SearchService(index)).tag("galaxies", ["2503.00001", "2503.00004", "2503.00007"])
+    update(index, [record(703, "graph"), record(704, "galaxy")])
+    feed = _parse(_client(index), "/tag/galaxies/recommended.atom")
+    assert feed.feed.title == "pubsearch: recommended for galaxies"
+    # The index's first records are dated March 2025: only the update's are this month's.
+    assert [e.id for e in feed.entries] == [
+        "https://arxiv.org/abs/2503.00704",
+        "https://arxiv.org/abs/2503.00703",
+    ]
+
+
 def test_an_unknown_saved_search_or_bad_parameter_is_a_clear_error(index: Path) -> None:
     client = _client(index)
     missing = client.get("/follow/nope.atom")

@@ -20,6 +20,8 @@ ATOM = "http://www.w3.org/2005/Atom"
 # Entries per feed: the newest.
 FEED_SIZE = 50
 TAG_AUTHORITY = "tag:pubsearch.invalid,2026:"
+# A tag's recommended feed: among the records that appeared in these last days.
+RECOMMENDED_DAYS = 30
 
 
 def describe(request: SearchRequest) -> str:
@@ -82,7 +84,8 @@ def atom(
     entries: Sequence[tuple[Hit, float]],
     updated: float,
 ) -> bytes:
-    """The Atom document of ``entries`` (a hit and when it appeared), in their order."""
+    """The Atom document of ``entries`` (a hit and when it appeared), in their order (a
+    reader sorts by ``updated``)."""
     ET.register_namespace("", ATOM)
 
     def sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
@@ -148,3 +151,13 @@ def tag_feed(library: Library, tag: str, links: FeedLinks) -> bytes:
     entries = [(hit, float(views.appeared[views.by_id[hit.id]])) for hit in page.hits]
     feed_id = TAG_AUTHORITY + "tag/" + quote(tag, safe="")
     return atom(feed_id, f"pubsearch: tag {tag}", links, entries, views.upto)
+
+
+def recommended_feed(library: Library, tag: str, links: FeedLinks, now: float) -> bytes:
+    """The records most like ``tag``'s among those that appeared in the last
+    :data:`RECOMMENDED_DAYS` days, most alike first."""
+    found = library.recommend(tag, since=now - RECOMMENDED_DAYS * 86_400, page_size=FEED_SIZE)
+    views = library.views()
+    entries = [(hit, float(views.appeared[views.by_id[hit.id]])) for hit in found.hits]
+    feed_id = TAG_AUTHORITY + "recommended/" + quote(tag, safe="")
+    return atom(feed_id, f"pubsearch: recommended for {tag}", links, entries, views.upto)

@@ -11,6 +11,7 @@ POST /library/tag, /library/untag          tag or untag the record(s) of the for
 GET  /search.atom?<the page's parameters>  the newest records a search finds
 GET  /follow/<name>.atom                   the newest records of a saved search
 GET  /tag/<tag>.atom                       a tag's records, newest first
+GET  /tag/<tag>/recommended.atom           its recommendations among the last 30 days' records
 
 Every change needs the form token of the page it came from (:mod:`pubsearch.web.guard`);
 a server that listens beyond this machine takes changes only with the write token set in
@@ -18,6 +19,8 @@ its environment (``PUBSEARCH_WRITE_TOKEN``).
 """
 
 from __future__ import annotations
+
+import time
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
@@ -170,3 +173,9 @@ def follow_feed(name: str) -> Response:
 def tag_feed(tag: str) -> Response:
     page = url_for(".tag_page", tag=tag, _external=True)
     return _atom(feeds.tag_feed(library(), tag, _links(page)))
+
+
+@bp.get("/tag/<tag>/recommended.atom")
+def recommended_feed(tag: str) -> Response:
+    page = url_for(".recommended_page", tag=tag, _external=True)
+    return _atom(feeds.recommended_feed(library(), tag, _links(page), time.time()))

@@ -109,7 +109,8 @@ def render_results(
         json_url = search_url(url_for("pubsearch.api_related", record_id=related.id), req)
     feed_url = search_url(url_for("following.search_feed"), req) if related is None else None
     if tag is not None:
-        feed_url = url_for("following.tag_feed", tag=tag)
+        feed = "following.recommended_feed" if recommended else "following.tag_feed"
+        feed_url = url_for(feed, tag=tag)
         json_url = None
     return render_template(
         "search.html",
