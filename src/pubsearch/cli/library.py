@@ -210,7 +210,7 @@ def follow_remove(name: str, index_dir: Path | None) -> None:
     default=MAX_PAGE_SIZE,
     show_default=True,
     type=click.IntRange(1, MAX_PAGE_SIZE),
-    help="Most records printed per saved search.",
+    help="Most records printed per saved search (the count says how many more; all are seen).",
 )
 @format_option
 @click.option(

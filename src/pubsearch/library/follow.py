@@ -189,7 +189,8 @@ class Library:
                 hits = self.service.hits_of(generation, ranked, shown)
             except IndexChangedError:
                 continue
-            times = tuple(float(views.appeared[d]) for _, d in ranked[: len(hits)])
+            first = (page - 1) * page_size
+            times = tuple(float(views.appeared[d]) for _, d in ranked[first : first + len(hits)])
             return NewRecords(name, request, len(ranked), hits, since, times, views.upto)
         raise IndexChangedError(f"{self.index_dir} kept changing while it was read; try again")
 
