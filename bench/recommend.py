@@ -295,8 +295,29 @@ def run(
     tasks = authors + subjects
     prepared = Prepared({}, {})
     meaning: dict[tuple[str, int], FloatArray] = {}
+    # Each tag's scores, of the candidates only, kept in --work: a run with other fusion
+    # settings does not train the SVMs again.
+    among = np.flatnonzero(candidates)
+    kept_path = args.work / f"scores-{SEED}-{len(tasks)}-{recommend.NEGATIVES}.npz"
+    kept: dict[str, FloatArray] = {}
+    if kept_path.exists():
+        with np.load(kept_path) as data:
+            kept = {name: data[name] for name in data.files}
+
+    def full(part: FloatArray, fill: float) -> FloatArray:
+        whole = np.full(size, fill, dtype=np.float32)
+        whole[among] = part
+        return whole
+
     started = time.perf_counter()
     for number, task in enumerate(tasks, start=1):
+        key = _key(task)
+        if f"b|{key}" in kept:
+            prepared.baseline[key] = full(kept[f"b|{key}"], 0.0)
+            prepared.sampled[key] = full(kept[f"s|{key}"], 0.0)
+            for closest in GRID_CLOSEST:
+                meaning[(key, closest)] = full(kept[f"m{closest}|{key}"], -1.0)
+            continue
         tagged = np.asarray(task.tagged, dtype=np.int64)
         prepared.baseline[_key(task)] = recommend.svm_margins(features, tagged, live, None)
         prepared.sampled[_key(task)] = recommend.svm_margins(
@@ -308,11 +329,17 @@ def run(
             meaning[(_key(task), closest)] = recommend.meaning_scores(
                 lambda doc, t=table, o=order: t[o[doc]], tagged, size, closest
             )
+        kept[f"b|{key}"] = prepared.baseline[key][among]
+        kept[f"s|{key}"] = prepared.sampled[key][among]
+        for closest in GRID_CLOSEST:
+            kept[f"m{closest}|{key}"] = meaning[(key, closest)][among]
         if number % 20 == 0:
             print(
                 f"  {number} of {len(tasks)} tags ({time.perf_counter() - started:.0f} s)",
                 file=sys.stderr,
             )
+    if not kept_path.exists():
+        np.savez(kept_path, **kept)
 
     def ranking(task: Task, weight: float, closest: int, sampled: bool = True) -> list[int]:
         margins = (prepared.sampled if sampled else prepared.baseline)[_key(task)]
@@ -354,8 +381,8 @@ def run(
         )
     _, weight, closest = best
     print(
-        f"chosen: weight {weight}, closest {closest} "
-        f"(library.recommend has {recommend.MEANING_WEIGHT}, {recommend.CLOSEST})"
+        f"best on these: weight {weight}, closest {closest}; measured below with what "
+        f"library.recommend ships ({recommend.MEANING_WEIGHT}, {recommend.CLOSEST})"
     )
     weight, closest = recommend.MEANING_WEIGHT, recommend.CLOSEST
     del dev

@@ -6,13 +6,14 @@ pairs, sublinear term frequencies, 20,000 features), and a linear SVM of the tag
 against the rest, ranked by its margin. pubsearch's differs in two ways:
 
 * the SVM is trained against a seeded sample of the other records (:data:`NEGATIVES`),
-  not all of them: the margins rank as well, and a list for 102,289 records takes a
-  fraction of a second instead of seconds;
+  not all of them, for speed (its fit is most of a list's time);
 * where the index has sentence vectors, each record's likeness in meaning to the tag's
   records (the mean of its :data:`CLOSEST` highest cosine similarities to them: close to
   a few of them counts, not only to their average) is added to the SVM's margin, both
-  standardised over the records ranked, with the weight :data:`MEANING_WEIGHT` (tuned on
-  authors and subjects apart from those measured).
+  standardised over the records ranked, with the weight :data:`MEANING_WEIGHT`.
+
+Measured (bench/recommend.py, docs/following.md), this does not beat the baseline yet: the
+sample costs recall on authors' tags, and meaning adds about 1 to 3 per cent.
 
 No author name or subject code is a feature: only the words of titles and abstracts, and
 their meaning.
