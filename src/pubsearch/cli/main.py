@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -15,13 +14,17 @@ import click
 from pubsearch.cli import trec
 from pubsearch.cli.harvest import harvest_command
 from pubsearch.cli.indexing import embed_command, index_command
+from pubsearch.cli.library import LIBRARY_COMMANDS
 from pubsearch.cli.options import (
     PubsearchCLIError,
+    filter_options,
     index_dir_of,
     index_option,
     mode_option,
+    query_text,
     reports_errors,
 )
+from pubsearch.cli.output import citation_export, print_hit
 from pubsearch.core import speedups
 from pubsearch.core.config import default_processes
 from pubsearch.core.errors import IndexCorruptError, ParameterError
@@ -37,9 +40,8 @@ from pubsearch.search.request import (
 if TYPE_CHECKING:
     from flask import Flask
 
-    from pubsearch.ingest.records import Record
     from pubsearch.search.broadening import BroaderSearch
-    from pubsearch.search.results import Hit, SearchResults
+    from pubsearch.search.results import SearchResults
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,25 +62,10 @@ def main() -> None:
 
 
 # Unknown options are let through so that "-lstm" (exclude a word) is query text; a
-# mistyped long option ("--limt") is still refused (see _query_text).
+# mistyped long option ("--limt") is still refused (see options.query_text).
 @main.command("query", context_settings={"ignore_unknown_options": True})
 @click.argument("text", nargs=-1)
-@click.option(
-    "--author",
-    "authors",
-    multiple=True,
-    help="Only this author, by the name rule (Y. You: Yang You too); in double quotes "
-    "('\"Y. You\"'), only that name as recorded and its spellings. Repeat for OR.",
-)
-@click.option(
-    "--subject",
-    "subjects",
-    multiple=True,
-    help="Only this subject: an arXiv code (cs.LG), an archive (astro-ph, astro-ph.*), "
-    'arXiv\'s name ("Machine Learning": cs.LG and stat.ML), a keyword or a topic. '
-    "Repeat for OR.",
-)
-@click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021).")
+@filter_options
 @click.option(
     "--sort",
     type=click.Choice(SORT_ORDERS),
@@ -159,7 +146,7 @@ def query_command(
     from pubsearch.search.service import SearchService
 
     request = SearchRequest(
-        q=_query_text(text),
+        q=query_text(text),
         authors=authors,
         subjects=subjects,
         year=parse_year(year, "--year") if year is not None else None,
@@ -183,7 +170,7 @@ def query_command(
                 else "there are no results"
             )
             raise ParameterError("--page", f"{request.page} is past the last page ({found})")
-        citations = _citation_export(fmt, results.hits, service.record)
+        citations = citation_export(fmt, results.hits, service.record)
         broader = None
         if fmt == "text" and results.total == 0:
             broader = nearest_broader(service.count, request)
@@ -201,33 +188,6 @@ def query_command(
         _print_results(results, broader)
 
 
-def _citation_export(
-    fmt: str, hits: tuple[Hit, ...], record: Callable[[str], Record]
-) -> str | None:
-    """The hits as BibTeX, RIS or CSL JSON (None for the other formats)."""
-    from pubsearch.search import export
-
-    writers = {
-        "bibtex": export.hits_to_bibtex,
-        "ris": export.hits_to_ris,
-        "csljson": export.hits_to_csljson,
-    }
-    return writers[fmt](hits, record) if fmt in writers else None
-
-
-def _query_text(parts: tuple[str, ...]) -> str:
-    """The query text of the command's arguments, joined by spaces (``pubsearch query
-    batch size -lstm``); an argument like ``--limt`` is a mistyped option, not text."""
-    for part in parts:
-        if part.startswith("--") and len(part) > 2:
-            name = part.partition("=")[0]
-            command = click.get_current_context().command
-            known = [opt for param in command.params for opt in getattr(param, "opts", ())]
-            close = difflib.get_close_matches(name, [o for o in known if o.startswith("--")])
-            raise click.NoSuchOption(name, possibilities=close)
-    return " ".join(parts)
-
-
 def _as_command(broader: BroaderSearch) -> str:
     """The query command that runs ``broader``'s request."""
     req = broader.request
@@ -237,38 +197,6 @@ def _as_command(broader: BroaderSearch) -> str:
     if req.year is not None:
         words += ["--year", str(req.year)]
     return shlex.join(words)
-
-
-def _highlighted(fragment: str) -> str:
-    """Terminal form of an HTML snippet: matches in bold (plain when piped)."""
-    from pubsearch.search.highlighting import html_to_plain
-
-    out = []
-    for i, part in enumerate(fragment.split("<mark>")):
-        if i == 0:
-            out.append(html_to_plain(part))
-            continue
-        matched, _, rest = part.partition("</mark>")
-        out.append(click.style(html_to_plain(matched), bold=True) + html_to_plain(rest))
-    return "".join(out)
-
-
-def _print_hit(hit: Hit) -> None:
-    title = _highlighted(hit.title_html)
-    if hit.untitled:
-        title = click.style("[untitled] ", dim=True) + title
-    click.echo(f"{hit.rank:>3}. " + title)
-    meta = [hit.date or str(hit.year or "n.d."), ", ".join(hit.authors) or "unknown authors"]
-    meta.append(("; " if any(" " in x for x in hit.subjects) else " ").join(hit.subjects))
-    if hit.cited_by is not None:
-        meta.append(f"cited by {hit.cited_by:,}")
-    meta.append(hit.id)
-    click.echo("     " + click.style(" \u00b7 ".join(m for m in meta if m), dim=True))
-    if hit.by_meaning and hit.why:
-        click.echo("     " + click.style("close in meaning: ", dim=True) + _highlighted(hit.why))
-    elif hit.snippet:
-        click.echo("     " + _highlighted(hit.snippet))
-    click.echo()
 
 
 def _print_results(results: SearchResults, broader: BroaderSearch | None = None) -> None:
@@ -315,7 +243,7 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
             + f" (page {req.page} of {results.pages}{how}, {results.took_ms:.0f} ms)\n"
         )
         for hit in results.hits:
-            _print_hit(hit)
+            print_hit(hit)
     if results.facets:
         click.echo(click.style("Facets", bold=True))
         for name, values in results.facets.items():
@@ -537,7 +465,8 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     default="127.0.0.1",
     show_default=True,
     help="Address to listen on. The default lets only this machine in; --host 0.0.0.0 "
-    "exposes the page to your network (there is no login: put a proxy in front for that).",
+    "exposes the page to your network (there is no login: put a proxy in front for that); "
+    "its library then takes changes only with $PUBSEARCH_WRITE_TOKEN set.",
 )
 @click.option(
     "--port",
@@ -596,7 +525,7 @@ def serve_command(
         click.echo(f"{workers}. Press Ctrl-C to stop.")
 
     def make_app() -> Flask:  # in each server process
-        app = create_app(target)
+        app = create_app(target, {"BOUND_TO": host})
         warm_up(app)
         return app
 
@@ -623,3 +552,5 @@ def _browser_url(host: str, port: int) -> str:
 main.add_command(index_command)
 main.add_command(embed_command)
 main.add_command(harvest_command)
+for command in LIBRARY_COMMANDS:  # follow, news, tag (pubsearch.cli.library)
+    main.add_command(command)

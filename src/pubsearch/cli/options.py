@@ -3,6 +3,7 @@ library errors turned into one-line messages with the right exit status."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 from collections.abc import Callable
@@ -64,3 +65,41 @@ def mode_option(func: F) -> F:
 
 def index_dir_of(option: Path | None) -> Path:
     return resolve_index_dir(option, os.environ)
+
+
+def filter_options(func: F) -> F:
+    """--author, --subject and --year: the filters of a search (query, follow add)."""
+    options = [
+        click.option(
+            "--author",
+            "authors",
+            multiple=True,
+            help="Only this author, by the name rule (Y. You: Yang You too); in double quotes "
+            "('\"Y. You\"'), only that name as recorded and its spellings. Repeat for OR.",
+        ),
+        click.option(
+            "--subject",
+            "subjects",
+            multiple=True,
+            help="Only this subject: an arXiv code (cs.LG), an archive (astro-ph, astro-ph.*), "
+            'arXiv\'s name ("Machine Learning": cs.LG and stat.ML), a keyword or a topic. '
+            "Repeat for OR.",
+        ),
+        click.option("--year", help="A year (2021) or a range (2019..2021, 2019.., ..2021)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def query_text(parts: tuple[str, ...]) -> str:
+    """The query text of the command's arguments, joined by spaces (``pubsearch query
+    batch size -lstm``); an argument like ``--limt`` is a mistyped option, not text."""
+    for part in parts:
+        if part.startswith("--") and len(part) > 2:
+            name = part.partition("=")[0]
+            command = click.get_current_context().command
+            known = [opt for param in command.params for opt in getattr(param, "opts", ())]
+            close = difflib.get_close_matches(name, [o for o in known if o.startswith("--")])
+            raise click.NoSuchOption(name, possibilities=close)
+    return " ".join(parts)

@@ -71,3 +71,17 @@ def harvest_backoff(environ: Mapping[str, str]) -> float:
         return max(0.0, float(environ.get(ENV_HARVEST_BACKOFF, "")))
     except ValueError:
         return HARVEST_BACKOFF_SECONDS
+
+
+# The token a server that listens beyond this machine asks of every change of its library
+# (a saved search, a tag); unset, such a server takes no changes.
+ENV_WRITE_TOKEN = "PUBSEARCH_WRITE_TOKEN"
+
+# The e-mail digest (pubsearch news --email): its SMTP server, login (from the environment
+# only, never the command line), sender, and the page its links point to.
+ENV_SMTP_HOST = "PUBSEARCH_SMTP_HOST"
+ENV_SMTP_PORT = "PUBSEARCH_SMTP_PORT"
+ENV_SMTP_USER = "PUBSEARCH_SMTP_USER"
+ENV_SMTP_PASSWORD = "PUBSEARCH_SMTP_PASSWORD"
+ENV_MAIL_FROM = "PUBSEARCH_MAIL_FROM"
+ENV_PAGE_URL = "PUBSEARCH_PAGE_URL"

@@ -39,6 +39,14 @@ class IndexLockedError(PubsearchError):
     """Another process is writing the index."""
 
 
+class ChangeRefusedError(PubsearchError):
+    """A change asked of the page without what it needs (its form token, the write token)."""
+
+
+class IndexChangedError(PubsearchError):
+    """A new generation went live between two steps that must read the same one."""
+
+
 class IndexCorruptError(PubsearchError):
     """The index exists but cannot be read."""
 

@@ -22,6 +22,7 @@ from pubsearch.index.spelling import Spelling
 from pubsearch.index.tables import keep, name_documents, spelling_table
 from pubsearch.index.vectors import VectorTable
 from pubsearch.search import semantic
+from pubsearch.search.corpus import Corpus
 from pubsearch.search.subjectmatch import SubjectIndex
 
 # Document frequencies kept per generation before they are forgotten (about 100 bytes each).
@@ -62,6 +63,8 @@ class Generation:
     _subjects: SubjectIndex | None = None
     _meaning: semantic.SemanticIndex | None = None
     _meaning_read: bool = False
+    # Every document at once, for the library (pubsearch.search.corpus), read when asked.
+    corpus: Corpus | None = None
     # Each table has a lock of its own: building one (about a second at 100,000 records)
     # holds up no search but those that need it.
     _names_lock: threading.Lock = field(default_factory=threading.Lock)

@@ -21,7 +21,7 @@ from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
 from pubsearch.codec import w3version
-from pubsearch.core.errors import ParameterError
+from pubsearch.core.errors import IndexChangedError, ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
 from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
@@ -31,6 +31,7 @@ from pubsearch.ingest.records import Record
 from pubsearch.search import ranking, semantic, wellmatched
 from pubsearch.search.boxwords import BoxWords
 from pubsearch.search.compiler import MIN_STRICT_MATCHES, bare_words, parse_text_query
+from pubsearch.search.corpus import Corpus, generation_time, read_corpus
 from pubsearch.search.generation import Generation, Snapshot, close_all
 from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
@@ -51,6 +52,8 @@ from pubsearch.search.topdocs import (
 # A spelling correction is offered when a query finds fewer records than this, or finds
 # them only with some of its words (and searched instead when it finds none).
 FEW_RESULTS = 10
+# Only these documents of this generation (a tag's records: pubsearch.library).
+Within = tuple[str, BoolArray]
 # How many of the closest records "related papers" shows.
 RELATED_MAX = 50
 
@@ -164,20 +167,26 @@ class SearchService:
 
     # -- searching -------------------------------------------------------------------------
 
-    def search(self, request: SearchRequest) -> SearchResults:
+    def search(self, request: SearchRequest, within: Within | None = None) -> SearchResults:
         """The results of ``request``; when nothing matches and a spelling correction
         does, the correction's (``corrected_from`` is then the text as typed)."""
         started = time.perf_counter()
-        results = self._search(request)
+        results = self._search(request, within)
         found = results.total if results.word_total is None else results.word_total
         if found == 0 and results.suggestion and request.correct:
-            corrected = self._search(replace(request, q=results.suggestion))
+            corrected = self._search(replace(request, q=results.suggestion), within)
             if corrected.total and (corrected.word_total is None or corrected.word_total):
                 took = round((time.perf_counter() - started) * 1000, 2)
                 return replace(corrected, corrected_from=request.q, took_ms=took)
         return results
 
-    def _plan(self, gen: Generation, searcher: Searcher, request: SearchRequest) -> Plan:
+    def _plan(
+        self,
+        gen: Generation,
+        searcher: Searcher,
+        request: SearchRequest,
+        within: Within | None = None,
+    ) -> Plan:
         """``request`` compiled once: its text query and readings, what its filters let
         through, its mode and similarities (see pubsearch.search.plan)."""
         table = self._facet_table(gen, searcher)
@@ -191,6 +200,11 @@ class SearchService:
             by_meaning = semantic.matches(sims) & table.live
             matched = by_meaning if mode == "semantic" else text.mask | by_meaning
         filters, final = self._filtered(matched, request, table, chosen)
+        if within is not None:  # a set of records (a tag's): a filter no facet undoes
+            if within[0] != gen.name:
+                raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
+            filters["within"] = within[1]
+            final &= within[1]
         allowed = wellmatched.passing(table.live, filters.values())  # matching or not
         text = replace(text, among=wellmatched.ranked_among(text.split, allowed))
         return Plan(
@@ -208,10 +222,10 @@ class SearchService:
             by_meaning,
         )
 
-    def _search(self, request: SearchRequest) -> SearchResults:
+    def _search(self, request: SearchRequest, within: Within | None = None) -> SearchResults:
         started = time.perf_counter()
         gen, searcher = self._searcher()
-        plan = self._plan(gen, searcher, request)
+        plan = self._plan(gen, searcher, request, within)
         table, text, chosen, mode = plan.table, plan.text, plan.chosen, plan.mode
         total = plan.total
         word_total = None
@@ -507,6 +521,49 @@ class SearchService:
             subjects=int((table.subjects.count(live) > 0).sum()),
             cited=int(((table.cited != NO_COUNT) & live).sum()),
         )
+
+    # -- the library's views of a generation (pubsearch.library) -----------------------------
+
+    def corpus(self) -> Corpus:
+        """Every document of the live generation by number (read once per generation)."""
+        return self._corpus(*self._searcher())
+
+    def _corpus(
+        self, gen: Generation, searcher: Searcher, texts: list[str] | None = None
+    ) -> Corpus:
+        with gen.lock:
+            if gen.corpus is None or texts is not None:
+                published = generation_time(gen.name, (self.index_dir / gen.name).stat().st_mtime)
+                gen.corpus = read_corpus(searcher.reader(), gen.name, published, texts)
+            return gen.corpus
+
+    def texts(self) -> tuple[Corpus, list[str]]:
+        """The live generation's documents and each one's title and abstract (a line
+        apart; "" for a deleted document), by document number: read afresh, not kept."""
+        texts: list[str] = []
+        corpus = self._corpus(*self._searcher(), texts=texts)
+        return corpus, texts
+
+    def matching(self, request: SearchRequest) -> tuple[str, BoolArray]:
+        """The generation searched and the documents ``request`` finds (its text, mode and
+        filters), as a boolean array by document number."""
+        gen, searcher = self._searcher()
+        return gen.name, self._plan(gen, searcher, request).final
+
+    def meaning(self) -> tuple[str, semantic.SemanticIndex | None]:
+        """The live generation's name and its sentence vectors (None: it has none)."""
+        gen, searcher = self._searcher()
+        return gen.name, gen.meaning(self.index_dir / gen.name, searcher)
+
+    def hits_of(
+        self, generation: str, ranked: list[tuple[float, int]], request: SearchRequest
+    ) -> tuple[Hit, ...]:
+        """The requested page of ``ranked`` (score, document number of ``generation``), as
+        hits; IndexChangedError when another generation is live now."""
+        gen, searcher = self._searcher()
+        if gen.name != generation:
+            raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
+        return self._ranked_page(searcher, None, ranked, request)
 
     # -- related records -------------------------------------------------------------------
 

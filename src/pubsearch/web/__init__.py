@@ -17,8 +17,9 @@ from flask import Flask, Response, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from pubsearch.core.config import resolve_index_dir
+from pubsearch.core.config import ENV_WRITE_TOKEN, resolve_index_dir
 from pubsearch.core.errors import (
+    ChangeRefusedError,
     IndexCorruptError,
     IndexMissingError,
     ParameterError,
@@ -31,7 +32,7 @@ from pubsearch.search.compiler import MAX_QUERY_CHARS
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit, shortened
 from pubsearch.search.service import SearchService
-from pubsearch.web.state import SERVICE_KEY
+from pubsearch.web.state import LIBRARY_KEY, SERVICE_KEY
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -63,9 +64,14 @@ def create_app(
     app = Flask(__name__)
     app.config.from_mapping(
         INDEX_DIR=str(resolve_index_dir(index_dir, os.environ)),
-        # Only GET requests are served; anything with a body is refused early.
+        # Searches are GET requests; the library's changes are small forms: anything
+        # with a larger body is refused early.
         MAX_CONTENT_LENGTH=16 * 1024,
         EXPORT_CAP=export.EXPORT_CAP,
+        # Where the server listens (pubsearch serve --host): beyond this machine, changes
+        # need WRITE_TOKEN ($PUBSEARCH_WRITE_TOKEN; unset: no changes).
+        BOUND_TO="127.0.0.1",
+        WRITE_TOKEN=os.environ.get(ENV_WRITE_TOKEN, ""),
     )
     if test_config:
         app.config.update(test_config)
@@ -78,20 +84,25 @@ def create_app(
     # A pasted abstract fits in the search box: it takes what a query may hold.
     app.jinja_env.globals["MAX_QUERY_CHARS"] = MAX_QUERY_CHARS
 
-    from pubsearch.web import views
+    from pubsearch.library.follow import Library
+    from pubsearch.web import following, guard, views
 
     # A re-indexed generation gets its spelling words and author names built in the
     # background, so that no visitor's search pays for them.
     app.extensions[SERVICE_KEY] = SearchService(
         Path(app.config["INDEX_DIR"]), prepare_in_background=True
     )
+    app.extensions[LIBRARY_KEY] = Library(app.extensions[SERVICE_KEY])
     app.register_blueprint(views.bp)
+    app.register_blueprint(following.bp)
     app.register_error_handler(UsageError, _bad_request)
     app.register_error_handler(RecordNotFoundError, _not_found)
     app.register_error_handler(IndexMissingError, _unavailable)
     app.register_error_handler(IndexCorruptError, _unavailable)
+    app.register_error_handler(ChangeRefusedError, _forbidden)
     app.register_error_handler(HTTPException, _http_error)
     app.after_request(_security_headers)
+    app.after_request(guard.set_cookie)
     return app
 
 
@@ -170,6 +181,10 @@ def _bad_request(exc: PubsearchError) -> Response:
 
 def _not_found(exc: PubsearchError) -> Response:
     return _error(404, "Not found", str(exc))
+
+
+def _forbidden(exc: PubsearchError) -> Response:
+    return _error(403, "Forbidden", str(exc))
 
 
 def _unavailable(exc: PubsearchError) -> Response:

@@ -19,13 +19,15 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 from pubsearch.ingest.records import Record
+from pubsearch.library.follow import Recommended
 from pubsearch.search import export
 from pubsearch.search.broadening import nearest_broader
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import SearchResults
+from pubsearch.web import guard
 from pubsearch.web.pages import build_results_page
-from pubsearch.web.params import collect_params, request_from_params
-from pubsearch.web.state import service
+from pubsearch.web.params import collect_params, params_from_request, request_from_params
+from pubsearch.web.state import library, service
 from pubsearch.web.urls import search_url
 
 bp = Blueprint("pubsearch", __name__)
@@ -42,7 +44,7 @@ EXPORTS = {
 Search = Callable[[SearchRequest], SearchResults]
 
 
-def _search_request(facets: bool = True) -> SearchRequest:
+def search_request(facets: bool = True) -> SearchRequest:
     return request_from_params(collect_params(request.args.getlist), facets=facets)
 
 
@@ -57,25 +59,32 @@ def _json(data: Any) -> Response:
 @bp.get("/")
 def search_page() -> str:
     svc = service()
-    req = _search_request()
+    req = search_request()
     results = svc.search(req)
-    return _render_results(results, svc.count, url_for(".search_page"), related=None)
+    return render_results(results, svc.count, url_for("pubsearch.search_page"), related=None)
 
 
 @bp.get("/related/<path:record_id>")
 def related_page(record_id: str) -> str:
     svc = service()
     record = svc.record(record_id)
-    req = _search_request()
+    req = search_request()
     search: Search = functools.partial(svc.related, record.id)
     results = search(req)
-    path = url_for(".related_page", record_id=record.id)
-    return _render_results(results, lambda r: search(r).total, path, related=record)
+    path = url_for("pubsearch.related_page", record_id=record.id)
+    return render_results(results, lambda r: search(r).total, path, related=record)
 
 
-def _render_results(
-    results: SearchResults, count: Callable[[SearchRequest], int], path: str, related: Record | None
+def render_results(
+    results: SearchResults,
+    count: Callable[[SearchRequest], int],
+    path: str,
+    related: Record | None,
+    tag: str | None = None,
+    recommended: Recommended | None = None,
 ) -> str:
+    """The results page of ``results`` at ``path``: a search's, a related record's, a
+    tag's library page or its recommendations."""
     req = results.request
     broader = None
     if results.total == 0 and (req.q or req.authors or req.subjects or req.year is not None):
@@ -84,19 +93,43 @@ def _render_results(
         results,
         path,
         export_paths={
-            label: url_for(".export_results", ext=ext) for ext, (label, _) in EXPORTS.items()
+            label: url_for("pubsearch.export_results", ext=ext)
+            for ext, (label, _) in EXPORTS.items()
         },
         export_cap=current_app.config["EXPORT_CAP"],
-        related_url=lambda record_id: url_for(".related_page", record_id=record_id),
+        related_url=lambda record_id: url_for("pubsearch.related_page", record_id=record_id),
         broader=broader,
-        extra_export_params=urlencode({"related": related.id}) if related else "",
+        extra_export_params=_export_params(related, tag),
         related=related,
     )
+    json_url: str | None
     if related is None:
-        json_url = search_url(url_for(".api_search"), req)
+        json_url = search_url(url_for("pubsearch.api_search"), req)
     else:
-        json_url = search_url(url_for(".api_related", record_id=related.id), req)
-    return render_template("search.html", page=page, related=page.related, json_url=json_url)
+        json_url = search_url(url_for("pubsearch.api_related", record_id=related.id), req)
+    feed_url = search_url(url_for("following.search_feed"), req) if related is None else None
+    if tag is not None:
+        feed = "following.recommended_feed" if recommended else "following.tag_feed"
+        feed_url = url_for(feed, tag=tag)
+        json_url = None
+    return render_template(
+        "search.html",
+        page=page,
+        related=page.related,
+        json_url=json_url,
+        feed_url=feed_url,
+        forms=guard.forms(),
+        follow_params=params_from_request(req),
+        library_tag=tag,
+        last_tag=library().last_tag(),
+        recommended=recommended,
+    )
+
+
+def _export_params(related: Record | None, tag: str | None) -> str:
+    if related is not None:
+        return urlencode({"related": related.id})
+    return urlencode({"tag": tag}) if tag is not None else ""
 
 
 # -- export --------------------------------------------------------------------------------
@@ -106,9 +139,12 @@ def _render_results(
 def export_results(ext: str) -> Response:
     """Every page of the results of the same parameters as the page (plus ``related``)."""
     svc = service()
-    req = _search_request(facets=False)
+    req = search_request(facets=False)
     related = request.args.get("related", "").strip()
+    tag = request.args.get("tag", "").strip()
     search: Search = functools.partial(svc.related, related) if related else svc.search
+    if tag:
+        search = functools.partial(library().search_tag, tag)
     collected = export.collect_hits(search, req, cap=current_app.config["EXPORT_CAP"])
     if ext == "bib":
         comment = f"pubsearch export: {collected.describe(req)}\nsearch: {request.full_path}"
@@ -136,7 +172,7 @@ def export_results(ext: str) -> Response:
 @bp.get("/api/search")
 def api_search() -> Response:
     """The same parameters as the page; facets always included."""
-    return _json(export.results_to_dict(service().search(_search_request(facets=True))))
+    return _json(export.results_to_dict(service().search(search_request(facets=True))))
 
 
 @bp.get("/api/records/<path:record_id>")
@@ -146,5 +182,5 @@ def api_record(record_id: str) -> Response:
 
 @bp.get("/api/related/<path:record_id>")
 def api_related(record_id: str) -> Response:
-    results = service().related(record_id, _search_request(facets=True))
+    results = service().related(record_id, search_request(facets=True))
     return _json(export.results_to_dict(results))
