@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
+import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from pubsearch import __version__
 from pubsearch.cli import trec
 from pubsearch.cli.harvest import harvest_command
 from pubsearch.cli.indexing import embed_command, index_command
@@ -22,7 +23,6 @@ from pubsearch.cli.options import (
     mode_option,
     reports_errors,
 )
-from pubsearch.core import speedups
 from pubsearch.core.config import default_processes
 from pubsearch.core.errors import IndexCorruptError, ParameterError
 from pubsearch.search.request import (
@@ -42,9 +42,26 @@ if TYPE_CHECKING:
     from pubsearch.search.results import Hit, SearchResults
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``pubsearch --version``: the version (pubsearch.__version__, not read from the
+    installed package's metadata, which takes a tenth of a second to import) and whether
+    the C speedups are there (the C module is loaded only now)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from pubsearch.core import speedups
+
+    click.echo(f"{ctx.find_root().info_name}, version {__version__} ({speedups.note()})")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(
-    package_name="pubsearch", message=f"%(prog)s, version %(version)s ({speedups.note()})"
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
 )
 def main() -> None:
     """Search scientific publication records: full text, fields and facets.
@@ -154,8 +171,7 @@ def query_command(
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
         pubsearch query "protein design" --sort cited --format ris > refs.ris
     """
-    from pubsearch.search import export
-    from pubsearch.search.broadening import nearest_broader
+    _one_blas_thread()
     from pubsearch.search.service import SearchService
 
     request = SearchRequest(
@@ -186,25 +202,42 @@ def query_command(
         citations = _citation_export(fmt, results.hits, service.record)
         broader = None
         if fmt == "text" and results.total == 0:
+            from pubsearch.search.broadening import nearest_broader
+
             broader = nearest_broader(service.count, request)
     finally:
         service.close()
     if citations is not None:
         click.echo(citations, nl=False)
-    elif fmt == "json":
-        click.echo(export.to_json(export.results_to_dict(results)))
-    elif fmt == "jsonl":
-        click.echo(export.hits_to_jsonl(results.hits), nl=False)
-    elif fmt == "csv":
-        click.echo(export.hits_to_csv(results.hits), nl=False)
-    else:
+    elif fmt == "text":
         _print_results(results, broader)
+    else:  # the export formats' module (and its BibTeX and RIS libraries) only for them
+        from pubsearch.search import export
+
+        if fmt == "json":
+            click.echo(export.to_json(export.results_to_dict(results)))
+        elif fmt == "jsonl":
+            click.echo(export.hits_to_jsonl(results.hits), nl=False)
+        else:
+            click.echo(export.hits_to_csv(results.hits), nl=False)
+
+
+def _one_blas_thread() -> None:
+    """One OpenBLAS thread for a command that searches once and exits, when numpy is not
+    loaded yet: OpenBLAS starts a thread per CPU when numpy is imported and stops them at
+    exit (about 50 ms of a one-shot query on 2 CPUs), and a search does no BLAS work worth
+    them (the similarities by meaning are computed in C). OPENBLAS_NUM_THREADS, when set,
+    is left as it is."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _citation_export(
     fmt: str, hits: tuple[Hit, ...], record: Callable[[str], Record]
 ) -> str | None:
     """The hits as BibTeX, RIS or CSL JSON (None for the other formats)."""
+    if fmt not in ("bibtex", "ris", "csljson"):
+        return None
     from pubsearch.search import export
 
     writers = {
@@ -220,6 +253,8 @@ def _query_text(parts: tuple[str, ...]) -> str:
     batch size -lstm``); an argument like ``--limt`` is a mistyped option, not text."""
     for part in parts:
         if part.startswith("--") and len(part) > 2:
+            import difflib
+
             name = part.partition("=")[0]
             command = click.get_current_context().command
             known = [opt for param in command.params for opt in getattr(param, "opts", ())]

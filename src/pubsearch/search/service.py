@@ -7,7 +7,6 @@ new generation is published, and one :class:`~pubsearch.index.facets.FacetTable`
 
 from __future__ import annotations
 
-import html
 import threading
 import time
 import weakref
@@ -20,7 +19,7 @@ from whoosh import query as wq
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch.codec import w3version
+from pubsearch.codec import w3columns, w3version
 from pubsearch.core.errors import ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
@@ -129,6 +128,7 @@ class SearchService:
             if snap is not None:
                 self._close_searcher(snap.searcher)
             snap = Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
+            w3columns.prepare_stored_fields(snap.searcher.reader())
             with self._lock:
                 self._open.add(snap.searcher)
             self._local.snapshot = snap
@@ -322,7 +322,9 @@ class SearchService:
         if request.highlight and found:
             abstracts = [readable(hits[i].abstract) for i in found]
             closest = self._queries.closest_sentences(abstracts, request.q.strip())
-            whys = [html.escape(sentence or "") for sentence in closest]
+            from html import escape
+
+            whys = [escape(sentence or "") for sentence in closest]
         for i, why in zip(found, whys, strict=True):
             hits[i] = replace(hits[i], by_meaning=True, why=why, snippet=why or hits[i].snippet)
         return tuple(hits)
