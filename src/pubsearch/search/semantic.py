@@ -42,6 +42,11 @@ QUERY_MAX = 16_383
 _BLOCK = 4096
 # Query vectors kept per process (paging through results asks for the same again).
 KEPT_QUERY_VECTORS = 256
+# onnxruntime threads the model runs a query's text with: one. A query is a few tokens
+# (2 to 7 ms on one thread, no faster on two), and a session with a pool of threads takes
+# half as long again to make (330 ms against 160 on 2 busy CPUs), what a one-shot hybrid
+# query waits for; the vectors are the same, bit for bit (docs/performance.md).
+QUERY_THREADS = 1
 
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
@@ -142,7 +147,9 @@ def fuse(lexical: Ranked, semantic: Ranked, sims: FloatArray, weight: float = WE
     lex = np.array(lexical, dtype=np.float64).reshape(-1, 2)
     near = np.array([doc for _, doc in semantic], dtype=np.int64)
     lex_docs = lex[:, 1].astype(np.int64)
-    docs = np.union1d(lex_docs, near)  # (sorted: what breaks ties)
+    # Sorted (what breaks ties), and without np.union1d, whose np.unique loads numpy.ma
+    # (80 ms of a one-shot query).
+    docs = np.fromiter(sorted({*lex_docs.tolist(), *near.tolist()}), dtype=np.int64)
     scores = np.zeros(len(docs), dtype=np.float64)
     if len(lex):
         lex_low, lex_high = lex[-1, 0], lex[0, 0]
@@ -172,7 +179,7 @@ class QueryVectors:
             if self._embedder is None:
                 from pubsearch.index.embedding import Embedder
 
-                self._embedder = Embedder()
+                self._embedder = Embedder(threads=QUERY_THREADS)
             return self._embedder
 
     def vector(self, text: str) -> FloatArray:
