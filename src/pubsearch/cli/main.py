@@ -21,6 +21,7 @@ from pubsearch.cli.options import (
     index_dir_of,
     index_option,
     mode_option,
+    model_option,
     reports_errors,
 )
 from pubsearch.core.config import default_processes
@@ -142,6 +143,7 @@ def main() -> None:
     "bibtex, ris and csljson go into a reference manager.",
 )
 @index_option
+@model_option
 @reports_errors
 def query_command(
     text: tuple[str, ...],
@@ -158,6 +160,7 @@ def query_command(
     facet_size: int,
     fmt: str,
     index_dir: Path | None,
+    model_dir: Path | None,
 ) -> None:
     """Search the index. TEXT uses the query syntax in README.md; plain words just work,
     quoted or not (pubsearch query batch size -lstm).
@@ -188,7 +191,7 @@ def query_command(
         correct=correct,
         loose=loose,
     )
-    service = SearchService(index_dir_of(index_dir))
+    service = SearchService(index_dir_of(index_dir), model=model_dir)
     try:
         results = service.search(request)
         if request.page > results.pages:
@@ -596,9 +599,15 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     "memory grows with them. More than one needs fork (Linux, macOS). "
     "[default: 2, or 1 with one CPU]",
 )
+@model_option
 @reports_errors
 def serve_command(
-    index_dir: Path | None, host: str, port: int, threads: int, processes: int | None
+    index_dir: Path | None,
+    host: str,
+    port: int,
+    threads: int,
+    processes: int | None,
+    model_dir: Path | None,
 ) -> None:
     """Serve the search page and its JSON API (waitress; debug is never on).
 
@@ -613,6 +622,10 @@ def serve_command(
     from pubsearch.web import create_app, serving, warm_up
 
     target = index_dir_of(index_dir)
+    if model_dir is not None:  # what the server processes' search services read
+        from pubsearch.index.models import ENV_MODEL
+
+        os.environ[ENV_MODEL] = str(model_dir)
     try:
         if storage.current_generation(target) is None:
             click.echo(

@@ -15,6 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -167,9 +168,12 @@ def sentences(text: str) -> list[str]:
 
 
 class QueryVectors:
-    """The embedder, loaded when first needed, and the vectors of recent queries."""
+    """The embedder, loaded when first needed, and the vectors of recent queries: of the
+    model in the folder ``model``, else of PUBSEARCH_MODEL's, else the bundled one
+    (pubsearch.index.embedding.sentence_model)."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: Path | None = None) -> None:
+        self._model = model
         self._lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._recent: OrderedDict[str, FloatArray] = OrderedDict()
@@ -177,9 +181,9 @@ class QueryVectors:
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from pubsearch.index.embedding import Embedder
+                from pubsearch.index.embedding import Embedder, sentence_model
 
-                self._embedder = Embedder(threads=QUERY_THREADS)
+                self._embedder = Embedder(model=sentence_model(self._model), threads=QUERY_THREADS)
             return self._embedder
 
     def vector(self, text: str) -> FloatArray:
@@ -188,7 +192,7 @@ class QueryVectors:
             if found is not None:
                 self._recent.move_to_end(text)
                 return found
-        vector: FloatArray = self.embedder().embed([text])[0]
+        vector: FloatArray = self.embedder().embed_queries([text])[0]
         with self._lock:
             self._recent[text] = vector
             while len(self._recent) > KEPT_QUERY_VECTORS:

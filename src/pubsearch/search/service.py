@@ -65,7 +65,9 @@ class SearchService:
     author names and spelling words built by a thread of their own, so that no search of a
     new index pays for them."""
 
-    def __init__(self, index_dir: Path, prepare_in_background: bool = False) -> None:
+    def __init__(
+        self, index_dir: Path, prepare_in_background: bool = False, model: Path | None = None
+    ) -> None:
         self.index_dir = index_dir
         self.prepare_in_background = prepare_in_background
         self._lock = threading.Lock()
@@ -76,7 +78,7 @@ class SearchService:
         self._open: set[Searcher] = set()
         weakref.finalize(self, close_all, self._open, self._lock)
         self._hits = HitMaker()
-        self._queries = semantic.QueryVectors()
+        self._queries = semantic.QueryVectors(model)  # (None: PUBSEARCH_MODEL or the bundled)
 
     # -- index and searcher lifecycle ------------------------------------------------------
 
@@ -288,8 +290,23 @@ class SearchService:
         mode: Mode = request.mode or "hybrid"
         if mode == "hybrid" and (text.query is None or bare_words(request.q) is None):
             return "lexical", None
+        self._check_model(meaning.model)
         vector = self._queries.vector(request.q.strip())
         return mode, meaning.similarities(vector)
+
+    def _check_model(self, made_by: str) -> None:
+        """Refuse to compare a query's vector with vectors another model made."""
+        from pubsearch.index.models import model_base
+
+        ours = self._queries.embedder().model_id
+        if model_base(made_by) != model_base(ours):
+            raise ParameterError(
+                "model",
+                f"the vectors of {self.index_dir} were made by {model_base(made_by)}, not by "
+                f"{model_base(ours)} (--model or PUBSEARCH_MODEL): search it with that model, "
+                f"or make its vectors again with this one: pubsearch embed --index "
+                f"{self.index_dir} --model DIR",
+            )
 
     def _meaning_page(self, searcher: Searcher, plan: Plan) -> tuple[Hit, ...]:
         """A page of hybrid or semantic results (see pubsearch.search.semantic)."""
