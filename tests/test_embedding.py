@@ -204,6 +204,18 @@ def test_the_word_table_is_the_weights_rows_mapped_from_the_cache(
     assert np.array_equal(embedding._word_table(), expected)
 
 
+def test_texts_run_at_once_get_the_vectors_they_get_one_at_a_time(embedder: Embedder) -> None:
+    """The int8 graph runs each text alone: several at once on one onnxruntime thread each
+    (the default on more than one CPU) or one at a time on all threads, the same bits."""
+    many = TEXTS * 3
+    at_once = Embedder(texts_at_once=3)
+    one_by_one = Embedder(texts_at_once=1)
+    assert at_once._at_once == 3 and one_by_one._at_once == 1
+    assert np.array_equal(at_once.embed(many), one_by_one.embed(many))
+    assert np.array_equal(at_once.embed(many), embedder.embed(many))
+    assert np.array_equal(at_once.embed(many[:1]), one_by_one.embed(many[:1]))
+
+
 def test_missing_packages_are_named_with_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
