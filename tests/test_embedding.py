@@ -123,10 +123,11 @@ def test_the_graph_is_cached_and_weights_are_checked(
 ) -> None:
     monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path))
     first = Embedder(quantised=False)
-    cached = list(tmp_path.iterdir())  # type: ignore[attr-defined]
-    assert [p.suffix for p in cached] == [".onnx"]
+    cached = sorted(tmp_path.iterdir())  # type: ignore[attr-defined]
+    # The graph, and its weights in a file of their own (which onnxruntime maps).
+    assert [p.name.partition("-f32")[2] for p in cached] == ["-x.onnx", "-x.onnx.data"]
     second = Embedder(quantised=False)
-    assert list(tmp_path.iterdir()) == cached  # type: ignore[attr-defined]
+    assert sorted(tmp_path.iterdir()) == cached  # type: ignore[attr-defined]
     assert float(first.embed(TEXTS[:1])[0] @ second.embed(TEXTS[:1])[0]) > 0.9999
     monkeypatch.setattr(embedding, "WEIGHTS_SHA256", "0" * 64)
     monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path / "other"))
@@ -151,7 +152,7 @@ def test_building_the_int8_graph_prints_and_logs_nothing(
         Embedder(quantised=True)
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert capfd.readouterr().err == ""
-    (graph,) = cache.iterdir()
+    (graph,) = cache.glob("*.onnx")
     # The same graph as quantising without the pre-processing (which warns).
     plain = tmp_path / "f32.onnx"
     onnx.save(embedding.build_graph(embedding._weights(embedding.model_dir())), str(plain))
@@ -164,7 +165,55 @@ def test_building_the_int8_graph_prints_and_logs_nothing(
         extra_options={"MatMulConstBOnly": True},
     )
     ours, unprepared = onnx.load(str(graph)), onnx.load(str(tmp_path / "int8.onnx"))
+    for tensor in [*ours.graph.initializer, *unprepared.graph.initializer]:
+        tensor.ClearField("data_location")  # (set by reading from a weights' file)
     assert ours.graph.SerializeToString() == unprepared.graph.SerializeToString()
+
+
+def test_a_graph_cached_in_one_file_is_taken_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: Embedder
+) -> None:
+    """An earlier version's cached graph (all in one file) is split into the graph and
+    its weights' file, not built again; the vectors are the same, bit for bit."""
+    import onnx
+
+    made = embedding._graph_file(True)  # the fixture's, in the cache it used
+    monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path))
+    whole = embedding._graph_file(True, weights_apart=False)
+    onnx.save(onnx.load(str(made)), str(whole))  # in one file, as earlier versions did
+    monkeypatch.setattr(embedding, "_build_graph_file", None)  # building would fail
+    again = Embedder(quantised=True)
+    assert embedding._graph_file(True).exists() and whole.exists()
+    assert np.array_equal(again.embed(TEXTS), embedder.embed(TEXTS))
+
+
+def test_the_word_table_is_the_weights_rows_mapped_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from safetensors.numpy import load_file
+
+    monkeypatch.setenv(embedding.ENV_CACHE, str(tmp_path))
+    weights = load_file(str(embedding.model_dir() / "model.safetensors"))
+    expected = weights["embeddings.word_embeddings.weight"].astype(np.float16)
+    made = embedding._word_table()  # written to the cache
+    assert [p.suffix for p in tmp_path.iterdir()] == [".npy"]
+    mapped = embedding._word_table()  # read from it
+    assert type(mapped) is np.ndarray and not mapped.flags.writeable
+    assert np.array_equal(made, expected) and np.array_equal(mapped, expected)
+    next(tmp_path.iterdir()).write_bytes(b"not an array")  # a damaged copy is made again
+    assert np.array_equal(embedding._word_table(), expected)
+
+
+def test_texts_run_at_once_get_the_vectors_they_get_one_at_a_time(embedder: Embedder) -> None:
+    """The int8 graph runs each text alone: several at once on one onnxruntime thread each
+    (the default on more than one CPU) or one at a time on all threads, the same bits."""
+    many = TEXTS * 3
+    at_once = Embedder(texts_at_once=3)
+    one_by_one = Embedder(texts_at_once=1)
+    assert at_once._at_once == 3 and one_by_one._at_once == 1
+    assert np.array_equal(at_once.embed(many), one_by_one.embed(many))
+    assert np.array_equal(at_once.embed(many), embedder.embed(many))
+    assert np.array_equal(at_once.embed(many[:1]), one_by_one.embed(many[:1]))
 
 
 def test_missing_packages_are_named_with_the_install_command(

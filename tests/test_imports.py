@@ -58,3 +58,49 @@ def test_the_search_side_imports_the_format_reader_not_the_writer() -> None:
     loaded = loaded_after("import pubsearch.search.service")
     assert {"pubsearch.codec.w3format", "pubsearch.index.documents"} <= loaded
     assert not loaded & WRITING, loaded & WRITING
+
+
+# What a plain query of words in text needs not: the export formats and their libraries,
+# the broader search (only for no results), the sentence model (only with vectors).
+NOT_FOR_A_PLAIN_QUERY = {
+    "pubsearch.search.export",
+    "pubsearch.search.broadening",
+    "rispy",
+    "bibtexparser",
+    "onnxruntime",
+    "tokenizers",
+}
+
+
+def test_a_plain_query_loads_only_what_it_needs(seed_index: Path) -> None:
+    def loaded_by(shown: str, *args: str) -> set[str]:
+        return loaded_after(
+            "from click.testing import CliRunner\n"
+            "from pubsearch.cli.main import main\n"
+            f"result = CliRunner().invoke(main, ['query', '--index', {str(seed_index)!r}, "
+            f"'--mode', 'lexical', *{list(args)!r}, 'batch'])\n"
+            "assert result.exit_code == 0, result.output\n"
+            f"assert {shown!r} in result.output, result.output"
+        )
+
+    plain = loaded_by("results for 'batch'")
+    assert "pubsearch.search.service" in plain  # it did search
+    assert not plain & NOT_FOR_A_PLAIN_QUERY, plain & NOT_FOR_A_PLAIN_QUERY
+    assert {"pubsearch.search.export", "rispy"} <= loaded_by("TY  - ", "--format", "ris")
+
+
+def test_the_version_is_not_read_from_the_package_metadata() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom pubsearch.cli.main import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "print('metadata' if 'importlib.metadata' in sys.modules else 'none')",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\n")
+    assert out[0].startswith("pubsearch, version ") or out[0].startswith("-c, version "), out
+    assert out[1] == "none"

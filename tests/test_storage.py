@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import mmap
 import zipfile
 from pathlib import Path
 
@@ -84,6 +86,35 @@ def test_damaged_files_raise_what_callers_catch(tmp_path: Path, cut: int) -> Non
     with pytest.raises((ValueError, OSError, zipfile.BadZipFile)):
         loaded = npzfiles.load_arrays(path)
         _check_equal(loaded)  # a member damaged past its header: the values differ
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.zeros(()),
+        np.zeros(0, dtype=np.uint8),
+        np.arange(5, dtype=">i4"),
+        np.zeros((7, 0), dtype=np.int16),
+        np.asfortranarray(np.ones((2, 3, 4), dtype=np.float16)),
+        np.asarray(["ab", "c"]),
+        np.arange(1_000_003, dtype=np.uint64),
+    ],
+)
+def test_array_headers_read_as_numpy_reads_them(array: np.ndarray) -> None:
+    """The headers numpy writes, read by the module's own reader (or left to numpy's):
+    the same shape, order and type, and the data where numpy finds it."""
+    out = io.BytesIO()
+    np.lib.format.write_array(out, array)
+    data = out.getvalue()
+    mapped = mmap.mmap(-1, len(data))
+    mapped.write(data)
+    stream = io.BytesIO(data)
+    np.lib.format.read_magic(stream)
+    expected = np.lib.format.read_array_header_1_0(stream)
+    found = npzfiles._plain_header(mapped, 0)
+    assert found is not None or array.dtype.kind == "U"  # (numpy's reader reads those)
+    if found is not None:
+        assert found == (*expected, stream.tell())
 
 
 def test_objects_are_refused(tmp_path: Path) -> None:

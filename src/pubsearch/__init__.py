@@ -8,3 +8,7 @@ speedups), :mod:`pubsearch.ingest` (files read into records) and :mod:`pubsearch
 generation), :mod:`pubsearch.search` (the one search service), and the two faces,
 :mod:`pubsearch.web` and :mod:`pubsearch.cli`.
 """
+
+# The one place the version is written: pyproject.toml reads it from here (setuptools'
+# ``attr:``), and ``pubsearch --version`` prints it without importlib.metadata.
+__version__ = "0.1.0"

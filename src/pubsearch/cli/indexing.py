@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pubsearch.cli.options import F, index_dir_of, index_option, reports_errors
+from pubsearch.cli.options import F, index_dir_of, index_option, model_option, reports_errors
 from pubsearch.core import speedups
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS, speedups_disabled, vectors_disabled
 from pubsearch.core.errors import NothingToIndexError, ReadError
@@ -86,6 +86,7 @@ def max_tokens_option(func: F) -> F:
     "'pubsearch embed' adds them later). Also set by PUBSEARCH_NO_VECTORS=1.",
 )
 @max_tokens_option
+@model_option
 @reports_errors
 def index_command(
     paths: tuple[Path, ...],
@@ -96,6 +97,7 @@ def index_command(
     workers: int | None,
     no_vectors: bool,
     max_tokens: int | None,
+    model_dir: Path | None,
 ) -> None:
     """Index publication records from files or directories (default: seeds/).
 
@@ -131,7 +133,7 @@ def index_command(
     # An update makes vectors only for an index that has them (the model loads in a second
     # or two: not for nothing).
     no_vectors = no_vectors or vectors_disabled(os.environ) or (update and not _has_vectors(target))
-    embedder = None if no_vectors else _embedder_if_installed(target, max_tokens, update)
+    embedder = None if no_vectors else _embedder_if_installed(target, max_tokens, update, model_dir)
     with progress(records, report, sources) as counted:
         if update:
             summary = update_index(
@@ -168,24 +170,46 @@ def _has_vectors(index_dir: Path) -> bool:
     return live is not None and (live / VECTORS_FILE).is_file()
 
 
-def _embedder_if_installed(target: Path, max_tokens: int | None, update: bool) -> Embedder | None:
+def _embedder_if_installed(
+    target: Path, max_tokens: int | None, update: bool, model_dir: Path | None = None
+) -> Embedder | None:
     """The sentence model, or None (with a note) when the semantic part is not installed."""
     from pubsearch.index import embedding
 
     if not embedding.available():
         click.echo(f"note: no vectors made: {embedding.unavailable_message()}", err=True)
         return None
-    return _embedder_for(target, max_tokens, update)
+    return _embedder_for(target, max_tokens, update, model_dir)
 
 
-def _embedder_for(target: Path, max_tokens: int | None, update: bool = False) -> Embedder:
-    """The model cutting texts where the index's vectors were cut (or at ``max_tokens``:
-    an update keeps the vectors it has, so it cannot change that)."""
+def _embedder_for(
+    target: Path, max_tokens: int | None, update: bool = False, model_dir: Path | None = None
+) -> Embedder:
+    """The model (``--model``, else PUBSEARCH_MODEL's, else the bundled one) cutting texts
+    where the index's vectors were cut (or at ``max_tokens``: an update keeps the vectors
+    it has, so it cannot change that). An update refuses a model other than the one that
+    made the index's vectors; embed makes them all again with it."""
     from pubsearch.core.errors import UsageError
     from pubsearch.index import embedding
+    from pubsearch.index.models import model_base
     from pubsearch.index.vectors import index_model
 
+    spec = embedding.sentence_model(model_dir)
+    base = embedding.model_id_base(spec)
     model = index_model(target)
+    if model is not None and model_base(model) != base:
+        if update:
+            raise UsageError(
+                f"the vectors of {target} were made by {model_base(model)}, not by {base}: "
+                "an update would mix them; make them all again with this model first: "
+                f"pubsearch embed --index {target} --model {spec.folder}"
+            )
+        click.echo(
+            f"vectors: {target}'s were made by {model_base(model)}; making them all again "
+            f"with {base}",
+            err=True,
+        )
+        model = None
     had = embedding.max_tokens_of(model) if model is not None else None
     if update and had is not None and max_tokens is not None and max_tokens != had:
         raise UsageError(
@@ -193,8 +217,8 @@ def _embedder_for(target: Path, max_tokens: int | None, update: bool = False) ->
             f"{had} tokens a record; to change that, run: pubsearch embed --max-tokens "
             f"{max_tokens}"
         )
-    chosen = max_tokens or had or embedding.MAX_TOKENS
-    return embedding.Embedder(max_tokens=chosen)
+    chosen = max_tokens or had or spec.max_tokens
+    return embedding.Embedder(model=spec, max_tokens=chosen)
 
 
 def _embed(target: Path, embedder: Embedder, wait: float) -> None:
@@ -248,8 +272,11 @@ class _VectorProgress:
 @index_option
 @wait_option("Seconds to wait for another indexer when the vectors are ready to publish.")
 @max_tokens_option
+@model_option
 @reports_errors
-def embed_command(index_dir: Path | None, wait: float, max_tokens: int | None) -> None:
+def embed_command(
+    index_dir: Path | None, wait: float, max_tokens: int | None, model_dir: Path | None
+) -> None:
     """Give the index's records that lack one a sentence vector, for hybrid and semantic
     search (needs the semantic part: `make run` installs it; see docs/install.md).
 
@@ -270,7 +297,7 @@ def embed_command(index_dir: Path | None, wait: float, max_tokens: int | None) -
     if not embedding.available():
         raise UsageError(embedding.unavailable_message())
     target = index_dir_of(index_dir)
-    _embed(target, _embedder_for(target, max_tokens), wait)
+    _embed(target, _embedder_for(target, max_tokens, model_dir=model_dir), wait)
 
 
 # A build of at least this many records without the C speedups says how to get them.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import sys
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from pubsearch import __version__
 from pubsearch.cli import trec
 from pubsearch.cli.harvest import harvest_command
 from pubsearch.cli.indexing import embed_command, index_command
@@ -21,11 +23,11 @@ from pubsearch.cli.options import (
     index_dir_of,
     index_option,
     mode_option,
+    model_option,
     query_text,
     reports_errors,
 )
 from pubsearch.cli.output import citation_export, print_hit
-from pubsearch.core import speedups
 from pubsearch.core.config import default_processes
 from pubsearch.core.errors import IndexCorruptError, ParameterError
 from pubsearch.search.request import (
@@ -44,9 +46,26 @@ if TYPE_CHECKING:
     from pubsearch.search.results import SearchResults
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``pubsearch --version``: the version (pubsearch.__version__, not read from the
+    installed package's metadata, which takes a tenth of a second to import) and whether
+    the C speedups are there (the C module is loaded only now)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from pubsearch.core import speedups
+
+    click.echo(f"{ctx.find_root().info_name}, version {__version__} ({speedups.note()})")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(
-    package_name="pubsearch", message=f"%(prog)s, version %(version)s ({speedups.note()})"
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
 )
 def main() -> None:
     """Search scientific publication records: full text, fields and facets.
@@ -112,6 +131,7 @@ def main() -> None:
     "bibtex, ris and csljson go into a reference manager.",
 )
 @index_option
+@model_option
 @reports_errors
 def query_command(
     text: tuple[str, ...],
@@ -128,6 +148,7 @@ def query_command(
     facet_size: int,
     fmt: str,
     index_dir: Path | None,
+    model_dir: Path | None,
 ) -> None:
     """Search the index. TEXT uses the query syntax in README.md; plain words just work,
     quoted or not (pubsearch query batch size -lstm).
@@ -141,8 +162,7 @@ def query_command(
         pubsearch query "large batch" --limit 100 --format bibtex > refs.bib
         pubsearch query "protein design" --sort cited --format ris > refs.ris
     """
-    from pubsearch.search import export
-    from pubsearch.search.broadening import nearest_broader
+    _one_blas_thread()
     from pubsearch.search.service import SearchService
 
     request = SearchRequest(
@@ -159,7 +179,7 @@ def query_command(
         correct=correct,
         loose=loose,
     )
-    service = SearchService(index_dir_of(index_dir))
+    service = SearchService(index_dir_of(index_dir), model=model_dir)
     try:
         results = service.search(request)
         if request.page > results.pages:
@@ -173,19 +193,34 @@ def query_command(
         citations = citation_export(fmt, results.hits, service.record)
         broader = None
         if fmt == "text" and results.total == 0:
+            from pubsearch.search.broadening import nearest_broader
+
             broader = nearest_broader(service.count, request)
     finally:
         service.close()
     if citations is not None:
         click.echo(citations, nl=False)
-    elif fmt == "json":
-        click.echo(export.to_json(export.results_to_dict(results)))
-    elif fmt == "jsonl":
-        click.echo(export.hits_to_jsonl(results.hits), nl=False)
-    elif fmt == "csv":
-        click.echo(export.hits_to_csv(results.hits), nl=False)
-    else:
+    elif fmt == "text":
         _print_results(results, broader)
+    else:  # the export formats' module (and its BibTeX and RIS libraries) only for them
+        from pubsearch.search import export
+
+        if fmt == "json":
+            click.echo(export.to_json(export.results_to_dict(results)))
+        elif fmt == "jsonl":
+            click.echo(export.hits_to_jsonl(results.hits), nl=False)
+        else:
+            click.echo(export.hits_to_csv(results.hits), nl=False)
+
+
+def _one_blas_thread() -> None:
+    """One OpenBLAS thread for a command that searches once and exits, when numpy is not
+    loaded yet: OpenBLAS starts a thread per CPU when numpy is imported and stops them at
+    exit (about 50 ms of a one-shot query on 2 CPUs), and a search does no BLAS work worth
+    them (the similarities by meaning are computed in C). OPENBLAS_NUM_THREADS, when set,
+    is left as it is."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _as_command(broader: BroaderSearch) -> str:
@@ -490,9 +525,15 @@ def stats_command(fmt: str, top: int, index_dir: Path | None) -> None:
     "memory grows with them. More than one needs fork (Linux, macOS). "
     "[default: 2, or 1 with one CPU]",
 )
+@model_option
 @reports_errors
 def serve_command(
-    index_dir: Path | None, host: str, port: int, threads: int, processes: int | None
+    index_dir: Path | None,
+    host: str,
+    port: int,
+    threads: int,
+    processes: int | None,
+    model_dir: Path | None,
 ) -> None:
     """Serve the search page and its JSON API (waitress; debug is never on).
 
@@ -507,6 +548,10 @@ def serve_command(
     from pubsearch.web import create_app, serving, warm_up
 
     target = index_dir_of(index_dir)
+    if model_dir is not None:  # what the server processes' search services read
+        from pubsearch.index.models import ENV_MODEL
+
+        os.environ[ENV_MODEL] = str(model_dir)
     try:
         if storage.current_generation(target) is None:
             click.echo(

@@ -63,6 +63,17 @@ def mode_option(func: F) -> F:
     )(func)
 
 
+def model_option(func: F) -> F:
+    return click.option(
+        "--model",
+        "model_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="A sentence model's folder in the sentence-transformers layout (a BERT-family "
+        "model such as bge-small-en-v1.5 or e5-small-v2) to make and compare vectors with. "
+        "Default: $PUBSEARCH_MODEL, else the bundled all-MiniLM-L6-v2.",
+    )(func)
+
+
 def index_dir_of(option: Path | None) -> Path:
     return resolve_index_dir(option, os.environ)
 

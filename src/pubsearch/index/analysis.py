@@ -11,6 +11,7 @@ words) goes through the chain unchanged.
 
 from __future__ import annotations
 
+import functools
 import re
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -619,17 +620,18 @@ def _full_words(
 class FastAnalyzer(CompositeAnalyzer):  # type: ignore[misc]  # whoosh is Any to mypy
     """The chain of ``composables``, run in bulk where that gives the same tokens."""
 
-    def __init__(self, *composables: Any) -> None:
-        super().__init__(*composables)
-        self._plan = _plan_for(list(self.items))
+    @functools.cached_property
+    def _plan(self) -> _Plan | None:
+        """How to run the chain in bulk: made when first used, not when a schema is
+        unpickled (as Whoosh does each time it reads an index's table of contents)."""
+        return _plan_for(list(self.items))
 
     def __getstate__(self) -> dict[str, Any]:
-        # The plan holds a Stemmer, which does not pickle; it is rebuilt on load.
+        # The plan holds a Stemmer, which does not pickle; it is made again when used.
         return {k: v for k, v in self.__dict__.items() if k != "_plan"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._plan = _plan_for(list(self.items))
 
     def __call__(self, value: str, no_morph: bool = False, **kwargs: Any) -> Iterator[Token]:
         plan = self._plan

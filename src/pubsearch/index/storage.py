@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import importlib
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,11 +72,12 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
             f"the index at {index_dir} was built by another version of pubsearch; "
             f"rebuild it: pubsearch index --index {index_dir} PATH"
         ) from None
-    names, current = set(ix.schema.names()), set(build_schema().names())
+    schema = ix.schema  # (Whoosh reads and unpickles it from the index at each ask)
+    names, current = set(schema.names()), _field_names()
     if (
         not names <= current
         or not current - names <= OPTIONAL_FIELDS
-        or not analysed_as_now(ix.schema)
+        or not analysed_as_now(schema)
     ):
         ix.close()
         raise IndexCorruptError(
@@ -85,6 +85,12 @@ def open_current(index_dir: Path) -> tuple[str, Index]:
             f"rebuild it: pubsearch index --index {index_dir} PATH"
         )
     return gen.name, ix
+
+
+@functools.cache
+def _field_names() -> frozenset[str]:
+    """The fields of this version's schema (made once a process)."""
+    return frozenset(build_schema().names())
 
 
 @contextlib.contextmanager
@@ -113,6 +119,8 @@ def writer_lock(index_dir: Path, timeout: float) -> Iterator[None]:
 def new_build_dir(index_dir: Path) -> Path:
     """A fresh, empty directory for a build, inside ``index_dir``."""
     index_dir.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     return Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=index_dir))
 
 
@@ -158,6 +166,8 @@ def copy_generation(source: Path, build_dir: Path) -> None:
     (deletions are recorded in the new table of contents, new documents in a new segment),
     and the other files pubsearch writes are replaced by renaming, never rewritten.
     """
+    import shutil  # (here and below: what writes, which a search never loads)
+
     for item in source.iterdir():
         if not item.is_file():
             continue
@@ -189,6 +199,8 @@ def publish(index_dir: Path, build_dir: Path) -> Path:
 
 def remove_stale(index_dir: Path) -> None:
     """Delete abandoned builds and all but the newest old generations. Lock must be held."""
+    import shutil
+
     live = current_generation(index_dir)
     for item in index_dir.glob(BUILD_PREFIX + "*"):
         shutil.rmtree(item, ignore_errors=True)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pylatexenc.latex2text import (
-    LatexNodes2Text,
-    MacroTextSpec,
-    get_default_latex_context_db,
-)
+# pylatexenc (and the logging it loads) is imported when the first text with TeX is
+# converted: a one-shot query whose hits have none never loads it.
+if TYPE_CHECKING:
+    from pylatexenc.latex2text import LatexNodes2Text
 
 _SUPERSCRIPT = dict(zip("0123456789+-=()ni", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ", strict=True))
 _SUBSCRIPT = dict(
@@ -128,6 +128,12 @@ def _scripts(math: str) -> str:
 
 @functools.cache
 def _converter() -> LatexNodes2Text:
+    from pylatexenc.latex2text import (
+        LatexNodes2Text,
+        MacroTextSpec,
+        get_default_latex_context_db,
+    )
+
     context = get_default_latex_context_db()
     # \texttt{x} is x (pylatexenc drops it).
     context.add_context_category(

@@ -43,7 +43,8 @@ class DocumentSet(wq.Query):  # type: ignore[misc]  # whoosh is Any to mypy
     authors a name in the search box stands for (see :mod:`pubsearch.index.names`)."""
 
     def __init__(self, docs: IntArray, scoring: wq.Query, boost: float = 1.0) -> None:
-        self.docs = np.unique(np.asarray(docs, dtype=np.int64))
+        # Sorted, each once (np.unique would load numpy.ma: 40 ms of a one-shot query).
+        self.docs = _first_of_runs(np.sort(np.asarray(docs, dtype=np.int64)))
         self.scoring = scoring
         self.boost = boost
 
@@ -525,7 +526,7 @@ def _sorted_keys(owners: IntArray, positions: IntArray) -> IntArray:
     # Candidates in order, each one's positions rising: the keys are sorted and distinct
     # already, which is checked (linear) rather than sorted again.
     if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
-        keys = np.unique(keys)
+        keys = _first_of_runs(np.sort(keys))
     return keys
 
 

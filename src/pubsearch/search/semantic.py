@@ -15,6 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,6 +43,11 @@ QUERY_MAX = 16_383
 _BLOCK = 4096
 # Query vectors kept per process (paging through results asks for the same again).
 KEPT_QUERY_VECTORS = 256
+# onnxruntime threads the model runs a query's text with: one. A query is a few tokens
+# (2 to 7 ms on one thread, no faster on two), and a session with a pool of threads takes
+# half as long again to make (330 ms against 160 on 2 busy CPUs), what a one-shot hybrid
+# query waits for; the vectors are the same, bit for bit (docs/performance.md).
+QUERY_THREADS = 1
 
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
@@ -142,7 +148,9 @@ def fuse(lexical: Ranked, semantic: Ranked, sims: FloatArray, weight: float = WE
     lex = np.array(lexical, dtype=np.float64).reshape(-1, 2)
     near = np.array([doc for _, doc in semantic], dtype=np.int64)
     lex_docs = lex[:, 1].astype(np.int64)
-    docs = np.union1d(lex_docs, near)  # (sorted: what breaks ties)
+    # Sorted (what breaks ties), and without np.union1d, whose np.unique loads numpy.ma
+    # (80 ms of a one-shot query).
+    docs = np.fromiter(sorted({*lex_docs.tolist(), *near.tolist()}), dtype=np.int64)
     scores = np.zeros(len(docs), dtype=np.float64)
     if len(lex):
         lex_low, lex_high = lex[-1, 0], lex[0, 0]
@@ -160,9 +168,12 @@ def sentences(text: str) -> list[str]:
 
 
 class QueryVectors:
-    """The embedder, loaded when first needed, and the vectors of recent queries."""
+    """The embedder, loaded when first needed, and the vectors of recent queries: of the
+    model in the folder ``model``, else of PUBSEARCH_MODEL's, else the bundled one
+    (pubsearch.index.embedding.sentence_model)."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: Path | None = None) -> None:
+        self._model = model
         self._lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._recent: OrderedDict[str, FloatArray] = OrderedDict()
@@ -170,9 +181,9 @@ class QueryVectors:
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from pubsearch.index.embedding import Embedder
+                from pubsearch.index.embedding import Embedder, sentence_model
 
-                self._embedder = Embedder()
+                self._embedder = Embedder(model=sentence_model(self._model), threads=QUERY_THREADS)
             return self._embedder
 
     def vector(self, text: str) -> FloatArray:
@@ -181,7 +192,7 @@ class QueryVectors:
             if found is not None:
                 self._recent.move_to_end(text)
                 return found
-        vector: FloatArray = self.embedder().embed([text])[0]
+        vector: FloatArray = self.embedder().embed_queries([text])[0]
         with self._lock:
             self._recent[text] = vector
             while len(self._recent) > KEPT_QUERY_VECTORS:

@@ -7,7 +7,6 @@ new generation is published, and one :class:`~pubsearch.index.facets.FacetTable`
 
 from __future__ import annotations
 
-import html
 import threading
 import time
 import weakref
@@ -20,7 +19,7 @@ from whoosh import query as wq
 from whoosh.searching import Results as WhooshResults
 from whoosh.searching import Searcher
 
-from pubsearch.codec import w3version
+from pubsearch.codec import w3columns, w3version
 from pubsearch.core.errors import IndexChangedError, ParameterError
 from pubsearch.index import storage
 from pubsearch.index.documents import record_from_stored
@@ -69,7 +68,9 @@ class SearchService:
     author names and spelling words built by a thread of their own, so that no search of a
     new index pays for them."""
 
-    def __init__(self, index_dir: Path, prepare_in_background: bool = False) -> None:
+    def __init__(
+        self, index_dir: Path, prepare_in_background: bool = False, model: Path | None = None
+    ) -> None:
         self.index_dir = index_dir
         self.prepare_in_background = prepare_in_background
         self._lock = threading.Lock()
@@ -80,7 +81,7 @@ class SearchService:
         self._open: set[Searcher] = set()
         weakref.finalize(self, close_all, self._open, self._lock)
         self._hits = HitMaker()
-        self._queries = semantic.QueryVectors()
+        self._queries = semantic.QueryVectors(model)  # (None: PUBSEARCH_MODEL or the bundled)
 
     # -- index and searcher lifecycle ------------------------------------------------------
 
@@ -132,6 +133,7 @@ class SearchService:
             if snap is not None:
                 self._close_searcher(snap.searcher)
             snap = Snapshot(gen.name, gen.index, gen.index.searcher(weighting=ranking.weighting()))
+            w3columns.prepare_stored_fields(snap.searcher.reader())
             with self._lock:
                 self._open.add(snap.searcher)
             self._local.snapshot = snap
@@ -302,8 +304,23 @@ class SearchService:
         mode: Mode = request.mode or "hybrid"
         if mode == "hybrid" and (text.query is None or bare_words(request.q) is None):
             return "lexical", None
+        self._check_model(meaning.model)
         vector = self._queries.vector(request.q.strip())
         return mode, meaning.similarities(vector)
+
+    def _check_model(self, made_by: str) -> None:
+        """Refuse to compare a query's vector with vectors another model made."""
+        from pubsearch.index.models import model_base
+
+        ours = self._queries.embedder().model_id
+        if model_base(made_by) != model_base(ours):
+            raise ParameterError(
+                "model",
+                f"the vectors of {self.index_dir} were made by {model_base(made_by)}, not by "
+                f"{model_base(ours)} (--model or PUBSEARCH_MODEL): search it with that model, "
+                f"or make its vectors again with this one: pubsearch embed --index "
+                f"{self.index_dir} --model DIR",
+            )
 
     def _meaning_page(self, searcher: Searcher, plan: Plan) -> tuple[Hit, ...]:
         """A page of hybrid or semantic results (see pubsearch.search.semantic)."""
@@ -336,7 +353,9 @@ class SearchService:
         if request.highlight and found:
             abstracts = [readable(hits[i].abstract) for i in found]
             closest = self._queries.closest_sentences(abstracts, request.q.strip())
-            whys = [html.escape(sentence or "") for sentence in closest]
+            from html import escape
+
+            whys = [escape(sentence or "") for sentence in closest]
         for i, why in zip(found, whys, strict=True):
             hits[i] = replace(hits[i], by_meaning=True, why=why, snippet=why or hits[i].snippet)
         return tuple(hits)
