@@ -16,6 +16,8 @@ FORMATS = ("text", "json", "jsonl", "csv", "bibtex", "ris", "csljson")
 
 def citation_export(fmt: str, hits: tuple[Hit, ...], record: Callable[[str], Record]) -> str | None:
     """The hits as BibTeX, RIS or CSL JSON (None for the other formats)."""
+    if fmt not in ("bibtex", "ris", "csljson"):
+        return None  # (the export formats' readers load only for these)
     from pubsearch.search import export
 
     writers = {
