@@ -3,7 +3,7 @@
 A script, not a test. It runs a few requests on an index with Python's profiler hook on,
 and records every call from one pubsearch module into another. A call *climbs* when it
 goes from a lower layer to a higher one (docs/architecture.md: core < ingest, codec <
-index < search, harvest < web < cli; inside search, anything into ``search.service``, the
+index < search, harvest < library < web < cli; inside search, anything into ``search.service``, the
 top of the package, climbs too): a function handed down and called back, which the
 import contracts cannot see. Each request is run once first, so that the tables a
 generation keeps are built before the one traced.
@@ -25,7 +25,7 @@ from pubsearch.search.request import SearchRequest, parse_year
 from pubsearch.search.service import SearchService
 
 LAYERS = {"core": 0, "ingest": 1, "codec": 1, "index": 2, "search": 3, "harvest": 3}
-LAYERS |= {"web": 4, "cli": 5}
+LAYERS |= {"library": 4, "web": 5, "cli": 6}
 TOP_OF_SEARCH = "pubsearch.search.service"
 
 Edge = tuple[str, str]
