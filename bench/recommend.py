@@ -15,14 +15,16 @@ are like the ones I tagged? Measured so:
   papers (drawn) are a tag, and the subject's later papers are what it should find. No
   subject code reaches either method.
 * **Tuning.** The first DEV_AUTHORS authors and DEV_SUBJECTS subjects drawn tune pubsearch's
-  method (the weight of the sentence vectors, the shape of their similarity); the figures
-  are of the others alone.
+  method (Rocchio's weight of the mean record, the weight of meaning); the figures are of
+  the others alone.
 * **Baseline.** arxiv-sanity-lite's method: tf-idf of title and abstract (words and word
-  pairs, sublinear tf, max_df 0.1, min_df 5, 20,000 features), a linear SVM (C 0.01,
-  balanced classes) of the tag's papers against every other record, ranked by its margin.
-* **pubsearch.** pubsearch.library.recommend: the same SVM, over a sample of the other
-  records (fast enough for a page), plus the records' similarity in meaning to the tag's
-  papers (the sentence vectors pubsearch stores: all-MiniLM-L6-v2, 128 word pieces).
+  pairs, sublinear tf, max_df 0.1, min_df 5, the 20,000 most frequent), a linear SVM
+  (scikit-learn's LinearSVC, C 0.01, balanced classes) of the tag's papers against every
+  other record, ranked by its margin.
+* **pubsearch.** pubsearch.library.recommend: tf-idf with every word and pair of two
+  records or more, ranked by Rocchio's classifier (the tag's centre less the mean record),
+  joined by the records' likeness in meaning to the tag's papers (the sentence vectors
+  pubsearch stores: all-MiniLM-L6-v2, 128 word pieces).
 * **Paired test.** Each tag's recall@100 by both methods, a sign-flip permutation test of
   the mean difference (two-sided, 100,000 permutations, seeded) and Wilcoxon's signed-rank
   test (scipy, when installed).
@@ -31,7 +33,7 @@ Sentence vectors: only the records the measure needs (those after the cut-off an
 tags' papers, about 20,000) are embedded, once, and kept in ``--work`` (default
 /tmp/pubsearch-recommend). The speed of a warm recommendation list (a tag of 20 papers
 over the whole index) is timed with ``--index DIR``: an index of all the records (built
-here without vectors when DIR has none; the SVM needs none).
+here without vectors when DIR has none; words need none).
 
 Run from the repository root::
 
@@ -179,19 +181,59 @@ def vectors_for(papers: list[Paper], docs: list[int], work: Path) -> dict[int, F
     return {d: known[papers[d].id] for d in docs}
 
 
-def _features(papers: list[Paper], work: Path) -> Any:
-    """The tf-idf matrix of every paper (pubsearch.library.recommend's), kept in ``work``."""
+def _features(papers: list[Paper], work: Path, name: str, **settings: Any) -> Any:
+    """A tf-idf matrix of every paper (pubsearch.library.recommend's, with ``settings``),
+    kept in ``work``."""
     from scipy import sparse
 
     from pubsearch.library import recommend
 
-    path = work / "tfidf.npz"
+    path = work / f"tfidf-{name}.npz"
     if path.exists():
         return sparse.load_npz(path).tocsr()
-    features = recommend.text_features([f"{p.title}\n{p.abstract}" for p in papers])
+    texts = [f"{p.title}\n{p.abstract}" for p in papers]
+    features = recommend.text_features(texts, **settings)
     work.mkdir(parents=True, exist_ok=True)
     sparse.save_npz(path, features)
     return features
+
+
+def svm_margins(features: Any, tagged: npt.NDArray[np.int64]) -> FloatArray:
+    """arxiv-sanity-lite's ranking: a linear SVM's margin of every record, the tagged
+    against all the others."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    labels = np.zeros(features.shape[0], dtype=np.int8)
+    labels[tagged] = 1
+    svm = LinearSVC(class_weight="balanced", max_iter=10_000, tol=1e-6, C=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svm.fit(features, labels)
+    margins = features @ svm.coef_[0].astype(np.float32) + np.float32(svm.intercept_[0])
+    return np.asarray(margins, dtype=np.float32).ravel()
+
+
+class MatrixMeaning:
+    """pubsearch.library.recommend.Meaning over the bench's float vectors."""
+
+    def __init__(self, matrix: FloatArray, present: npt.NDArray[np.bool_]) -> None:
+        self.matrix = matrix
+        self._present = present
+
+    @property
+    def present(self) -> npt.NDArray[np.bool_]:
+        return self._present
+
+    def vector(self, docnum: int) -> FloatArray | None:
+        return self.matrix[docnum] if self._present[docnum] else None
+
+    def similarities(self, vector: FloatArray) -> FloatArray:
+        sims = np.asarray(self.matrix @ vector, dtype=np.float32)
+        sims[~self._present] = -1.0
+        return sims
 
 
 def recall(ranked: Sequence[int], wanted: frozenset[int], k: int) -> float:
@@ -241,16 +283,8 @@ def main(argv: list[str] | None = None) -> None:
     run(papers, authors, subjects, vectors, args)
 
 
-GRID_WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-GRID_CLOSEST = (1, 3, 5, 10_000)  # 10,000: the mean over every tagged paper
-
-
-@dataclass
-class Prepared:
-    """What each task's rankings are made of: the SVMs' margins, kept for the grid."""
-
-    baseline: dict[str, FloatArray]
-    sampled: dict[str, FloatArray]
+GRID_COMMON = (0.0, 0.5, 1.0, 2.0)
+GRID_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5)
 
 
 def _key(task: Task) -> str:
@@ -267,156 +301,112 @@ def run(
     from pubsearch.library import recommend
 
     started = time.perf_counter()
-    features = _features(papers, args.work)
+    baseline_features = _features(papers, args.work, "20k", vocabulary=20_000, min_df=5)
+    features = _features(papers, args.work, "all")
     print(
-        f"tf-idf of {len(papers):,} records: {features.shape[1]:,} features, "
-        f"{time.perf_counter() - started:.0f} s"
+        f"tf-idf of {len(papers):,} records: {baseline_features.shape[1]:,} features "
+        f"(baseline), {features.shape[1]:,} (pubsearch), {time.perf_counter() - started:.0f} s"
     )
     size = len(papers)
-    live = np.ones(size, dtype=np.bool_)
     candidates = np.asarray([p.date >= CUT_OFF for p in papers])
+    among = np.flatnonzero(candidates)
     matrix = np.zeros((size, 384), dtype=np.float32)
     present = np.zeros(size, dtype=np.bool_)
     for doc, vector in vectors.items():
         matrix[doc] = vector
         present[doc] = True
-
-    # Meaning is needed of the candidates only: every other record's is left at -1.
-    rows = np.flatnonzero(candidates & present)
-    ranked_rows = matrix[rows]
-
-    def all_similarities(tagged: npt.NDArray[np.int64]) -> FloatArray:
-        """Each tagged paper's similarities (a row each) to every record, -1 but for the
-        candidates with a vector."""
-        sims = np.full((len(tagged), size), -1.0, dtype=np.float32)
-        sims[:, rows] = matrix[tagged] @ ranked_rows.T
-        return sims
-
+    meaning = MatrixMeaning(matrix, present)
+    common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
     tasks = authors + subjects
-    prepared = Prepared({}, {})
-    meaning: dict[tuple[str, int], FloatArray] = {}
-    # Each tag's scores, of the candidates only, kept in --work: a run with other fusion
-    # settings does not train the SVMs again.
-    among = np.flatnonzero(candidates)
-    kept_path = args.work / f"scores-{SEED}-{len(tasks)}-{recommend.NEGATIVES}.npz"
+
+    # The baseline's SVM margins (of the candidates) are kept in --work: the slow part.
+    kept_path = args.work / f"baseline-{SEED}-{len(tasks)}.npz"
     kept: dict[str, FloatArray] = {}
     if kept_path.exists():
         with np.load(kept_path) as data:
             kept = {name: data[name] for name in data.files}
-
-    def full(part: FloatArray, fill: float) -> FloatArray:
-        whole = np.full(size, fill, dtype=np.float32)
-        whole[among] = part
-        return whole
-
     started = time.perf_counter()
     for number, task in enumerate(tasks, start=1):
-        key = _key(task)
-        if f"b|{key}" in kept:
-            prepared.baseline[key] = full(kept[f"b|{key}"], 0.0)
-            prepared.sampled[key] = full(kept[f"s|{key}"], 0.0)
-            for closest in GRID_CLOSEST:
-                meaning[(key, closest)] = full(kept[f"m{closest}|{key}"], -1.0)
-            continue
-        tagged = np.asarray(task.tagged, dtype=np.int64)
-        prepared.baseline[_key(task)] = recommend.svm_margins(features, tagged, live, None)
-        prepared.sampled[_key(task)] = recommend.svm_margins(
-            features, tagged, live, recommend.NEGATIVES
-        )
-        table = all_similarities(tagged)
-        order = {int(doc): row for row, doc in enumerate(tagged)}
-        for closest in GRID_CLOSEST:
-            meaning[(_key(task), closest)] = recommend.meaning_scores(
-                lambda doc, t=table, o=order: t[o[doc]], tagged, size, closest
-            )
-        kept[f"b|{key}"] = prepared.baseline[key][among]
-        kept[f"s|{key}"] = prepared.sampled[key][among]
-        for closest in GRID_CLOSEST:
-            kept[f"m{closest}|{key}"] = meaning[(key, closest)][among]
+        if _key(task) not in kept:
+            tagged = np.asarray(task.tagged, dtype=np.int64)
+            kept[_key(task)] = svm_margins(baseline_features, tagged)[among]
         if number % 20 == 0:
             print(
-                f"  {number} of {len(tasks)} tags ({time.perf_counter() - started:.0f} s)",
+                f"  baseline: {number} of {len(tasks)} tags "
+                f"({time.perf_counter() - started:.0f} s)",
                 file=sys.stderr,
             )
-    if not kept_path.exists():
-        np.savez(kept_path, **kept)
+    np.savez(kept_path, **kept)
 
-    def ranking(task: Task, weight: float, closest: int, sampled: bool = True) -> list[int]:
-        margins = (prepared.sampled if sampled else prepared.baseline)[_key(task)]
-        combined = recommend.standardised(margins, candidates)
-        if weight > 0:
-            sims = meaning[(_key(task), closest)]
-            has = sims > -1
-            combined = np.where(
-                has,
-                (1 - weight) * combined + weight * recommend.standardised(sims, candidates & has),
-                combined,
-            )
-        return [doc for _, doc in recommend.ranked(combined, candidates, 100)]
+    def top(values: FloatArray) -> list[int]:
+        return [doc for _, doc in recommend.ranked(values, candidates, 100)]
+
+    def baseline(task: Task) -> list[int]:
+        values = np.zeros(size, dtype=np.float32)
+        values[among] = kept[_key(task)]
+        return top(values)
+
+    def ours(task: Task, method: recommend.Method) -> list[int]:
+        tagged = np.asarray(task.tagged, dtype=np.int64)
+        return top(recommend.scores(features, tagged, common, candidates, method, meaning))
 
     def mean_recall(chosen: list[Task], rank: Callable[[Task], list[int]], k: int) -> float:
         return statistics.fmean(recall(rank(t), t.wanted, k) for t in chosen)
 
-    dev = authors[:DEV_AUTHORS] + subjects[:DEV_SUBJECTS]
-    print(f"\ntuning on {DEV_AUTHORS} authors and {DEV_SUBJECTS} subjects (recall@100):")
-    best = (-1.0, 0.0, 0)
-    for closest in GRID_CLOSEST:
-        row = []
-        for weight in GRID_WEIGHTS:
-
-            def rank(task: Task, w: float = weight, c: int = closest) -> list[int]:
-                return ranking(task, w, c)
-
-            value = statistics.fmean(
-                [
-                    mean_recall(authors[:DEV_AUTHORS], rank, 100),
-                    mean_recall(subjects[:DEV_SUBJECTS], rank, 100),
-                ]
-            )
-            row.append(f"{value:.4f}")
-            best = max(best, (value, weight, closest))
-        print(
-            f"  closest {closest:>5}: "
-            + "  ".join(f"w{w}={v}" for w, v in zip(GRID_WEIGHTS, row, strict=True))
-        )
-    _, weight, closest = best
+    dev_authors, dev_subjects = authors[:DEV_AUTHORS], subjects[:DEV_SUBJECTS]
+    base_a = mean_recall(dev_authors, baseline, 100)
+    base_s = mean_recall(dev_subjects, baseline, 100)
     print(
-        f"best on these: weight {weight}, closest {closest}; measured below with what "
-        f"library.recommend ships ({recommend.MEANING_WEIGHT}, {recommend.CLOSEST})"
+        f"\ntuning on {DEV_AUTHORS} authors and {DEV_SUBJECTS} subjects: recall@100 as a "
+        f"share of the baseline's ({base_a:.4f}, {base_s:.4f}), authors / subjects / mean"
     )
-    weight, closest = recommend.MEANING_WEIGHT, recommend.CLOSEST
-    del dev
+    for weight_common in GRID_COMMON:
+        cells = []
+        for weight in GRID_WEIGHTS:
+            method = recommend.Method(common=weight_common, meaning_weight=weight)
 
-    print(f"\nmeasured on the others (weight {weight}, closest {closest}):")
+            def rank(task: Task, m: recommend.Method = method) -> list[int]:
+                return ours(task, m)
+
+            a = mean_recall(dev_authors, rank, 100) / base_a
+            b = mean_recall(dev_subjects, rank, 100) / base_s
+            cells.append(f"w{weight}: {a:.3f}/{b:.3f}/{(a + b) / 2:.3f}")
+        print(f"  common {weight_common}: " + "  ".join(cells))
+    shipped = recommend.PUBSEARCH
+    print(f"shipped: common {shipped.common}, meaning weight {shipped.meaning_weight}")
+
+    print("\nmeasured on the others:")
     print(f"{'tags':<28}{'method':<26}{'R@50':>8}{'R@100':>8}")
     for label, chosen in (
         (f"{len(authors) - DEV_AUTHORS} authors", authors[DEV_AUTHORS:]),
         (f"{len(subjects) - DEV_SUBJECTS} subjects", subjects[DEV_SUBJECTS:]),
     ):
         methods: dict[str, Callable[[Task], list[int]]] = {
-            "baseline (arxiv-sanity)": lambda t: ranking(t, 0.0, 1, sampled=False),
-            "pubsearch, words only": lambda t: ranking(t, 0.0, 1),
-            "pubsearch": lambda t: ranking(t, weight, closest),
+            "baseline (arxiv-sanity)": baseline,
+            "pubsearch, words only": lambda t: ours(t, recommend.WORDS_ONLY),
+            "pubsearch": lambda t: ours(t, shipped),
         }
         per: dict[str, list[float]] = {}
         for name, rank in methods.items():
-            r50 = [recall(rank(t), t.wanted, 50) for t in chosen]
-            per[name] = [recall(rank(t), t.wanted, 100) for t in chosen]
+            ranked = [rank(t) for t in chosen]
+            r50 = [recall(r, t.wanted, 50) for r, t in zip(ranked, chosen, strict=True)]
+            per[name] = [recall(r, t.wanted, 100) for r, t in zip(ranked, chosen, strict=True)]
             print(
                 f"{label:<28}{name:<26}{statistics.fmean(r50):>8.4f}"
                 f"{statistics.fmean(per[name]):>8.4f}"
             )
-        base, ours = per["baseline (arxiv-sanity)"], per["pubsearch"]
-        diffs = [b - a for a, b in zip(base, ours, strict=True)]
-        wins = sum(d > 0 for d in diffs)
-        losses = sum(d < 0 for d in diffs)
-        ratio = statistics.fmean(ours) / statistics.fmean(base)
-        wilcoxon = wilcoxon_p(base, ours)
-        print(
-            f"{'':<28}R@100 ratio {ratio:.3f}; better {wins}, worse {losses}, "
-            f"same {len(diffs) - wins - losses}; sign-flip p {sign_flip_p(diffs):.2g}"
-            + (f"; Wilcoxon p {wilcoxon:.2g}" if wilcoxon is not None else "")
-        )
+        base = per["baseline (arxiv-sanity)"]
+        for name in ("pubsearch, words only", "pubsearch"):
+            diffs = [b - a for a, b in zip(base, per[name], strict=True)]
+            wins = sum(d > 0 for d in diffs)
+            losses = sum(d < 0 for d in diffs)
+            ratio = statistics.fmean(per[name]) / statistics.fmean(base)
+            wilcoxon = wilcoxon_p(base, per[name])
+            print(
+                f"{'':<28}{name}: R@100 ratio {ratio:.3f}; better {wins}, worse {losses}, "
+                f"same {len(diffs) - wins - losses}; sign-flip p {sign_flip_p(diffs):.2g}"
+                + (f"; Wilcoxon p {wilcoxon:.2g}" if wilcoxon is not None else "")
+            )
     if args.index is not None:
         time_warm(args.index, papers)
 
@@ -458,18 +448,11 @@ def time_warm(index_dir: Path, papers: list[Paper]) -> None:
             meaning = semantic.SemanticIndex("random", codes, scales, scales > 0)
             print("(the index has no vectors: meaning timed on random ones of its shape)")
         tagged = np.arange(0, 20 * 997, 997, dtype=np.int64)
-
-        def similarities(doc: int) -> FloatArray:
-            assert meaning is not None
-            vector = meaning.vector(doc)
-            assert vector is not None
-            return meaning.similarities(vector)
-
+        candidates = np.ones(meaning.codes.shape[0], dtype=np.bool_)
+        candidates[tagged] = False
         for _ in range(3):
             started = time.perf_counter()
-            recommend.meaning_scores(
-                similarities, tagged, meaning.codes.shape[0], recommend.CLOSEST
-            )
+            recommend.meaning_scores(meaning, tagged, candidates)
             took = time.perf_counter() - started
         print(
             f"  + meaning of 20 tagged over {meaning.codes.shape[0]:,} records (warm): {took:.3f} s"

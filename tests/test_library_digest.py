@@ -136,3 +136,37 @@ def test_a_server_that_cannot_be_reached_marks_nothing_seen(index: Path) -> None
     assert_one_line_error(result, 1, f"127.0.0.1:{port}", "cannot send the digest")
     followed = {f.saved.name: f.new for f in Library(SearchService(index)).followed()}
     assert followed == {"galaxies": 2, "graphs": 1}
+
+
+def test_the_digest_recommends_for_each_tag_among_its_new_records(
+    tmp_path: Path, smtp: tuple[Inbox, int]
+) -> None:
+    inbox, port = smtp
+    index_dir = build(tmp_path / "ix")
+    library = Library(SearchService(index_dir))
+    library.follow("galaxies", SearchRequest(q="galaxy"))
+    library.tag("lensing", ["2503.00001", "2503.00004"])  # two galaxy papers
+    update(index_dir, [record(901, "galaxy"), record(902, "graph"), record(903, "galaxy")])
+    result = _send(index_dir, port, "--recommended", "2", "--page-url", "http://lib.example/")
+    assert result.exit_code == 0, result.output
+    assert "Sent 2 new records of 1 saved searches and 2 recommended for 1 tag" in result.output
+    message = inbox.messages[0]
+    assert message["Subject"] == "pubsearch: 2 new records, 2 recommended"
+    text = message.get_payload(0).get_payload(decode=True).decode()  # type: ignore[union-attr]
+    page = message.get_payload(1).get_payload(decode=True).decode()  # type: ignore[union-attr]
+    section = text[text.index("Recommended for lensing") :]
+    # Among the 3 records new since the tag was given, the two galaxy papers, not the graph.
+    assert "the 2 most like its 2 records of 3 new" in section
+    assert "http://lib.example/library/tag/lensing/recommended" in section
+    assert "number 901" in section and "number 903" in section and "number 902" not in section
+    assert page.count("<li>") == 4 and "Recommended for <a href=" in page
+    # Sent: the tag's new records were recommended; the next digest has none for it.
+    assert _send(index_dir, port).exit_code == 0
+    assert inbox.messages[1]["Subject"] == "pubsearch: 0 new records"
+    again = inbox.messages[1].get_payload(0).get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert "the 0 most like its 2 records of 0 new" in again
+    # --recommended 0: no section.
+    update(index_dir, [record(904, "galaxy")])
+    assert _send(index_dir, port, "--recommended", "0").exit_code == 0
+    third = inbox.messages[2].get_payload(0).get_payload(decode=True).decode()  # type: ignore[union-attr]
+    assert "Recommended for" not in third and "galaxies: 1 new" in third

@@ -17,18 +17,95 @@ from pubsearch.library.follow import Library
 from pubsearch.search.service import SearchService
 
 
-def test_meaning_is_the_mean_of_the_closest_similarities() -> None:
-    table = {
-        0: np.asarray([1.0, 0.9, 0.1, -1.0], dtype=np.float32),
-        1: np.asarray([0.2, 1.0, 0.3, -1.0], dtype=np.float32),
-        2: np.asarray([0.0, 0.1, 1.0, -1.0], dtype=np.float32),
-    }
-    tagged = np.asarray([0, 1, 2])
-    closest = recommend.meaning_scores(table.__getitem__, tagged, 4, 1)
-    assert closest.tolist() == pytest.approx([1.0, 1.0, 1.0, -1.0])
-    two = recommend.meaning_scores(table.__getitem__, tagged, 4, 2)
-    assert two.tolist() == pytest.approx([0.6, 0.95, 0.65, -1.0])
-    assert recommend.meaning_scores(lambda d: None, tagged, 4, 2).tolist() == [0, 0, 0, 0]
+class Vectors:
+    """recommend.Meaning over a small float matrix (rows without a vector: all zeros)."""
+
+    def __init__(self, rows: list[list[float]]) -> None:
+        self.matrix = np.asarray(rows, dtype=np.float32)
+        self._present = np.abs(self.matrix).sum(axis=1) > 0
+
+    @property
+    def present(self) -> np.ndarray:
+        return self._present
+
+    def vector(self, docnum: int) -> np.ndarray | None:
+        return self.matrix[docnum] if self._present[docnum] else None
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        sims = self.matrix @ vector
+        sims[~self._present] = -1.0
+        return sims
+
+
+def test_meaning_weighs_the_tags_centre_and_its_nearest_paper() -> None:
+    # Tagged: 0 and 1, two themes (x and y). Record 2 is the first theme itself, record 3
+    # lies between both, record 4 is neither, record 5 has no vector.
+    meaning = Vectors([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0.7, 0.7, 0], [0, 0, 1], [0, 0, 0]])
+    tagged = np.asarray([0, 1])
+    candidates = np.asarray([False, False, True, True, True, True])
+    alike = recommend.meaning_scores(meaning, tagged, candidates)
+    assert np.isnan(alike[5]) and not np.isnan(alike[:5]).any()
+    # By the centre alone 3 leads (0.99 against 0.71); by the nearest alone 2 (1 against
+    # 0.7); their standardised mean puts both far above the record of neither theme.
+    centre = np.asarray([0.5, 0.5, 0.5, 0.7, 0.0])
+    nearest = np.asarray([1.0, 1.0, 1.0, 0.7, 0.0])
+    among = candidates[:5]
+
+    def z(values: np.ndarray) -> np.ndarray:
+        return (values - values[among].mean()) / values[among].std()
+
+    assert alike[:5] == pytest.approx((z(centre) + z(nearest)) / 2, abs=1e-5)
+    assert alike[2] > alike[4] and alike[3] > alike[4]
+    # No tagged record with a vector: no meaning at all, and words alone rank.
+    none = recommend.meaning_scores(meaning, np.asarray([5]), candidates)
+    assert np.isnan(none).all()
+
+
+def test_meaning_joins_words_only_where_a_record_has_a_vector() -> None:
+    texts = ["graph neural message passing"] * 3 + ["galaxy cluster lensing halo"] * 3
+    features = recommend.text_features(texts)
+    tagged = np.asarray([0])
+    common = recommend.column_means(features, np.ones(6, dtype=np.bool_))
+    candidates = np.asarray([False, True, True, True, True, True])
+    # Record 4 (galaxy words) carries the tag's meaning; record 5 has no vector.
+    meaning = Vectors([[1, 0], [1, 0], [1, 0], [0, 1], [1, 0], [0, 0]])
+    words = recommend.scores(features, tagged, common, candidates, recommend.WORDS_ONLY)
+    both = recommend.scores(features, tagged, common, candidates, recommend.PUBSEARCH, meaning)
+    assert both[5] == words[5]
+    assert both[4] > words[4] and both[3] < words[3]
+    assert min(both[1], both[2]) > max(both[3:])
+
+
+def test_words_typical_of_the_tag_count_words_of_every_record_less() -> None:
+    # Every record says "model"; the tagged ones also "spectral sparsifier". A record with
+    # the tag's rare pair ranks above one that repeats only the common word.
+    texts = ["spectral sparsifier model", "spectral sparsifier model bound"]
+    texts += ["model model model data", "spectral sparsifier", "model results"] * 1
+    texts += [f"model topic{i} words{i}" for i in range(10)]
+    features = recommend.text_features(texts)
+    size = len(texts)
+    common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
+    tagged = np.asarray([0, 1])
+    values = recommend.word_scores(features, tagged, common)
+    assert values[3] > values[2] and values[3] > values[4]
+    # Rocchio's weight 0 keeps the centre alone: the common word then counts fully.
+    plain = recommend.word_scores(features, tagged, common, weight=0.0)
+    assert plain[2] > 0 and values[2] < plain[2]
+
+
+def test_every_word_pair_of_two_records_is_kept_in_a_large_index() -> None:
+    texts = [f"record {i} about topic{i % 400} and theme{i % 300}" for i in range(1_200)]
+    texts[7] += " hodge laplacian"
+    texts[8] += " hodge laplacian"
+    texts[9] += " unique once"
+    kept = recommend.text_features(texts)
+    capped = recommend.text_features(texts, vocabulary=50)
+    assert capped.shape[1] == 50 < kept.shape[1]
+    row7 = set(kept[7].indices.tolist())
+    row8 = set(kept[8].indices.tolist())
+    assert len(row7 & row8) >= 3  # hodge, laplacian, "hodge laplacian"
+    # A word in one record only (min_df 2) is not a feature: it cannot make two alike.
+    assert kept[9].nnz == kept[10].nnz
 
 
 def test_ranked_takes_the_best_candidates_ties_by_number() -> None:
@@ -38,18 +115,18 @@ def test_ranked_takes_the_best_candidates_ties_by_number() -> None:
     assert recommend.ranked(values, np.zeros(5, dtype=np.bool_), 3) == []
 
 
-def test_the_svm_ranks_records_of_the_tags_words_first() -> None:
+def test_words_rank_records_of_the_tags_words_first() -> None:
     texts = [f"graph neural message passing {i}" for i in range(10)]
     texts += [f"galaxy cluster lensing halo {i}" for i in range(10)]
     features = recommend.text_features(texts)
     live = np.ones(20, dtype=np.bool_)
+    common = recommend.column_means(features, live)
     tagged = np.asarray([0, 1, 2])
     candidates = live.copy()
     candidates[tagged] = False
-    for method in (recommend.BASELINE, recommend.PUBSEARCH):
-        values = recommend.scores(features, tagged, live, candidates, method)
-        top = [d for _, d in recommend.ranked(values, candidates, 7)]
-        assert sorted(top) == list(range(3, 10))
+    values = recommend.scores(features, tagged, common, candidates)
+    top = [d for _, d in recommend.ranked(values, candidates, 7)]
+    assert sorted(top) == list(range(3, 10))
 
 
 def test_a_corpus_without_one_word_kept_ranks_without_failing() -> None:

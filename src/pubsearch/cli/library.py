@@ -35,7 +35,7 @@ from pubsearch.core.errors import ParameterError
 from pubsearch.search.request import MAX_PAGE_SIZE, SearchRequest, parse_year
 
 if TYPE_CHECKING:
-    from pubsearch.library.follow import Library
+    from pubsearch.library.follow import Library, TagNews
     from pubsearch.search.results import Hit
 
 format_option = click.option(
@@ -77,6 +77,26 @@ def _library(index_dir: Path | None) -> Iterator[Library]:
         yield Library(service)
     finally:
         service.close()
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _tag_news(library: Library, since: float | None, limit: int) -> list[TagNews]:
+    """Each tag's recommendations for the digest (none when ``limit`` is 0 or there are no
+    tags); without scikit-learn, a note on stderr and none."""
+    from pubsearch.core.errors import PubsearchError
+    from pubsearch.library import recommend
+
+    if limit == 0 or not library.tags():
+        return []
+    try:
+        recommend.check_available()
+    except PubsearchError as exc:
+        click.echo(f"pubsearch: no recommendations in the digest: {exc}", err=True)
+        return []
+    return library.tag_news(since, page_size=limit)
 
 
 def echo_hits(
@@ -219,6 +239,14 @@ def follow_remove(name: str, index_dir: Path | None) -> None:
     help="Send them as one message to ADDRESS instead of printing them (marked seen once sent).",
 )
 @click.option(
+    "--recommended",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0, MAX_PAGE_SIZE),
+    help="With --email: each tag's most alike records among those new since its last "
+    "digest (0: none).",
+)
+@click.option(
     "--smtp-host",
     envvar=ENV_SMTP_HOST,
     default="127.0.0.1",
@@ -258,6 +286,7 @@ def news_command(
     limit: int,
     fmt: str,
     email: str | None,
+    recommended: int,
     smtp_host: str,
     smtp_port: int,
     starttls: bool,
@@ -290,10 +319,18 @@ def news_command(
                 os.environ.get(ENV_SMTP_USER) or None,
                 os.environ.get(ENV_SMTP_PASSWORD) or None,
             )
-            digest.send(digest.compose(found, email, sender, page_url), smtp)
+            tagged = _tag_news(library, start, recommended) if name is None else []
+            digest.send(digest.compose(found, email, sender, page_url, tagged), smtp)
             library.mark_seen(found)
+            library.mark_tags_seen(tagged)
             total = sum(news.total for news in found)
-            click.echo(f"Sent {total:,} new records of {len(found):,} saved searches to {email}.")
+            also = ""
+            if tagged:
+                shown = sum(len(news.found.hits) for news in tagged)
+                also = f" and {shown:,} recommended for {_count(len(tagged), 'tag')}"
+            click.echo(
+                f"Sent {total:,} new records of {len(found):,} saved searches{also} to {email}."
+            )
             return
         hits = tuple(hit for news in found for hit in news.hits)
 
@@ -428,9 +465,9 @@ def tag_list(tag: str | None, limit: int, page: int, fmt: str, index_dir: Path |
 def recommend_command(
     tag: str, since: str | None, limit: int, page: int, fmt: str, index_dir: Path | None
 ) -> None:
-    """Records not tagged TAG, most like those that are first: a linear SVM over the words
-    of titles and abstracts, with the sentence vectors where the index has them (see
-    docs/following.md). The first list of an index makes its word table (about a minute
+    """Records not tagged TAG, most like those that are first: by the words of titles and
+    abstracts (tf-idf, Rocchio's classifier), with the sentence vectors where the index has
+    them (see docs/following.md). The first list of an index makes its word table (about a minute
     for 100,000 records), kept for the next.
 
     \b

@@ -1,5 +1,6 @@
-"""The e-mail digest: one message with the new records of every saved search (a plain text
-part and an HTML part, each search and record linked to the page), sent over SMTP."""
+"""The e-mail digest: one message with the new records of every saved search and each tag's
+recommendations among the records new since its last digest (a plain text part and an HTML
+part, each search, tag and record linked to the page), sent over SMTP."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from urllib.parse import quote, urljoin
 
 from pubsearch.core.errors import PubsearchError
 from pubsearch.library.feeds import describe, search_path
-from pubsearch.library.follow import NewRecords
+from pubsearch.library.follow import NewRecords, TagNews
 from pubsearch.search.results import Hit
 
 # The longest an SMTP server may take to answer, in seconds.
@@ -40,11 +41,36 @@ def _record_link(hit: Hit, page_url: str) -> str:
     return hit.url or urljoin(page_url, "api/records/" + quote(hit.id, safe=""))
 
 
-def compose(found: Sequence[NewRecords], to: str, sender: str, page_url: str) -> EmailMessage:
-    """The digest of ``found`` (each saved search's new records) to ``to``."""
+def _hit_lines(hits: Sequence[Hit], page_url: str, text: list[str], parts: list[str]) -> None:
+    parts.append("<ol>")
+    for hit in hits:
+        where = _record_link(hit, page_url)
+        who = ", ".join(hit.authors[:3]) + (" et al." if len(hit.authors) > 3 else "")
+        when = hit.date or str(hit.year or "")
+        text += [f"  {hit.title}", f"    {who} ({when}) {where}", ""]
+        parts.append(
+            f'<li><a href="{html.escape(where)}">{html.escape(hit.title)}</a><br>'
+            f"<small>{html.escape(who)} · {html.escape(when)}</small></li>"
+        )
+    parts.append("</ol>")
+
+
+def compose(
+    found: Sequence[NewRecords],
+    to: str,
+    sender: str,
+    page_url: str,
+    recommended: Sequence[TagNews] = (),
+) -> EmailMessage:
+    """The digest of ``found`` (each saved search's new records) and ``recommended`` (each
+    tag's recommendations among its new records) to ``to``."""
     total = sum(news.total for news in found)
+    suggested = sum(len(news.found.hits) for news in recommended)
     message = EmailMessage()
-    message["Subject"] = f"pubsearch: {total:,} new {'record' if total == 1 else 'records'}"
+    subject = f"pubsearch: {total:,} new {'record' if total == 1 else 'records'}"
+    if suggested:
+        subject += f", {suggested:,} recommended"
+    message["Subject"] = subject
     message["From"] = sender
     message["To"] = to
     message["Date"] = formatdate(localtime=False, usegmt=True)
@@ -57,20 +83,23 @@ def compose(found: Sequence[NewRecords], to: str, sender: str, page_url: str) ->
         text += [f"{news.name}: {news.total:,} new{shown} - {describe(news.request)}", link, ""]
         parts.append(
             f'<h2><a href="{html.escape(link)}">{html.escape(news.name or "")}</a>: '
-            f"{news.total:,} new{shown}</h2><p>{html.escape(describe(news.request))}</p><ol>"
+            f"{news.total:,} new{shown}</h2><p>{html.escape(describe(news.request))}</p>"
         )
-        for hit in news.hits:
-            where = _record_link(hit, page_url)
-            who = ", ".join(hit.authors[:3]) + (" et al." if len(hit.authors) > 3 else "")
-            when = hit.date or str(hit.year or "")
-            text += [f"  {hit.title}", f"    {who} ({when}) {where}", ""]
-            parts.append(
-                f'<li><a href="{html.escape(where)}">{html.escape(hit.title)}</a><br>'
-                f"<small>{html.escape(who)} · {html.escape(when)}</small></li>"
-            )
-        parts.append("</ol>")
+        _hit_lines(news.hits, page_url, text, parts)
     if not found:
         text.append("No saved searches.")
+    for tagged in recommended:
+        page = tagged.found
+        link = urljoin(page_url, f"library/tag/{quote(page.tag, safe='')}/recommended")
+        about = (
+            f"the {len(page.hits):,} most like its {page.tagged:,} records of {page.total:,} new"
+        )
+        text += ["", f"Recommended for {page.tag}: {about}", link, ""]
+        parts.append(
+            f'<h2>Recommended for <a href="{html.escape(link)}">{html.escape(page.tag)}</a></h2>'
+            f"<p>{html.escape(about)}</p>"
+        )
+        _hit_lines(page.hits, page_url, text, parts)
     parts.append("</body></html>")
     message.set_content("\n".join(text) + "\n")
     message.add_alternative("\n".join(parts) + "\n", subtype="html")

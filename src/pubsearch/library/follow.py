@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from pubsearch.library.store import SavedSearch, Store, Tagged, check_name
 from pubsearch.search.corpus import Corpus
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit, SearchResults
-from pubsearch.search.semantic import SemanticIndex
 from pubsearch.search.service import SearchService
 
 BoolArray = npt.NDArray[np.bool_]
@@ -74,6 +73,16 @@ class Recommended:
     meaning: bool  # sentence vectors were used (the index has them)
 
 
+@dataclass(frozen=True)
+class TagNews:
+    """A tag's recommendations among the records that appeared after ``since`` (up to
+    ``upto``, the generation read), for the digest."""
+
+    found: Recommended
+    since: float
+    upto: float
+
+
 @dataclass
 class _Views:
     """What the library keeps of one generation."""
@@ -92,7 +101,7 @@ class Library:
         self.index_dir: Path = service.index_dir
         self._lock = threading.Lock()
         self._views: _Views | None = None
-        self._features: tuple[str, Any] | None = None
+        self._features: tuple[str, Any, likeness.FloatArray] | None = None
 
     def store(self) -> Store:
         return Store(self.index_dir)
@@ -199,13 +208,13 @@ class Library:
     def tag(self, tag: str, ids: Iterable[str]) -> int:
         """Tag the records of ``ids`` (any id each answers to); how many were new to it."""
         check_name(tag, "TAG")
-        self.views()  # the generation read into the catalog: what comes later is new
+        views = self.views()  # the generation read into the catalog: what comes later is new
         records = {}
         for typed in ids:
             record = self.service.record(typed)  # RecordNotFoundError names the id
             records[record.id] = (*record.arxiv_ids, *record.dois)
         with self.store() as store:
-            return store.add_tags(tag, records)
+            return store.add_tags(tag, records, views.upto)
 
     def untag(self, tag: str, ids: Iterable[str]) -> int:
         """Untag the records of ``ids``: every id each answers to, or the id as typed for a
@@ -270,11 +279,12 @@ class Library:
 
     # -- recommendations -------------------------------------------------------------------
 
-    def _text_features(self, corpus: Corpus) -> Any:
+    def _text_features(self, corpus: Corpus) -> tuple[Any, likeness.FloatArray]:
+        """The generation's tf-idf matrix and the mean of its live records' rows."""
         with self._lock:
             kept = self._features
         if kept is not None and kept[0] == corpus.generation:
-            return kept[1]
+            return kept[1], kept[2]
 
         def texts() -> list[str]:
             read, texts = self.service.texts()
@@ -283,9 +293,10 @@ class Library:
             return texts
 
         features = likeness.generation_features(self.index_dir, corpus.generation, texts)
+        common = likeness.column_means(features, corpus.live)
         with self._lock:
-            self._features = (corpus.generation, features)
-        return features
+            self._features = (corpus.generation, features, common)
+        return features, common
 
     def recommend(
         self, tag: str, since: float | None = None, page: int = 1, page_size: int = 10
@@ -302,15 +313,12 @@ class Library:
             candidates = corpus.live & ~docs
             if since is not None:
                 candidates &= views.appeared >= since
-            features = self._text_features(corpus)
+            features, common = self._text_features(corpus)
             generation, meaning = self.service.meaning()
             if generation != corpus.generation:
                 continue
-            similarities = None if meaning is None else _similarities(meaning)
             tagged = np.flatnonzero(docs)
-            values = likeness.scores(
-                features, tagged, corpus.live, candidates, similarities=similarities
-            )
+            values = likeness.scores(features, tagged, common, candidates, meaning=meaning)
             top = likeness.ranked(values, candidates, page * page_size)
             request = SearchRequest(page=page, page_size=page_size)
             try:
@@ -321,6 +329,31 @@ class Library:
             among = int(corpus.live.sum())
             return Recommended(tag, total, hits, among, len(tagged), meaning is not None)
         raise IndexChangedError(f"{self.index_dir} kept changing while it was read; try again")
+
+    def tag_news(self, since: float | None = None, page_size: int = 10) -> list[TagNews]:
+        """Each tag's recommendations among the records that appeared since its last digest
+        (else since the tag was first given; or at ``since`` and after). A tag none of
+        whose records is in the index is left out. Marked by :meth:`mark_tags_seen`."""
+        likeness.check_available()
+        with self.store() as store:
+            starts = store.tags_since()
+        found = []
+        for tag, start in starts.items():
+            after = start if since is None else math.nextafter(since, -math.inf)
+            upto = self.views().upto
+            try:
+                page = self.recommend(
+                    tag, since=math.nextafter(after, math.inf), page_size=page_size
+                )
+            except ParameterError:
+                continue  # none of its records is in the index now
+            found.append(TagNews(page, after, upto))
+        return found
+
+    def mark_tags_seen(self, found: Iterable[TagNews]) -> None:
+        with self.store() as store:
+            for news in found:
+                store.mark_tag_seen(news.found.tag, news.upto)
 
 
 def newest_first(views: _Views, docs: BoolArray) -> Ranked:
@@ -343,13 +376,3 @@ def _saved_request(request: SearchRequest) -> SearchRequest:
         mode=request.mode,
         loose=request.loose,
     )
-
-
-def _similarities(meaning: SemanticIndex) -> Callable[[int], Any]:
-    """Every record's similarity in meaning to a record (None: it has no vector)."""
-
-    def similarities(doc: int) -> Any:
-        vector = meaning.vector(doc)
-        return None if vector is None else meaning.similarities(vector)
-
-    return similarities

@@ -15,6 +15,8 @@ Tables:
   was made, and ``seen``: the appearance time up to which its records have been shown.
 * ``tags``: (tag, record id) with every id the record answered to when tagged (its arXiv
   ids and DOIs), so that a record merged later with another keeps the tags of both.
+* ``tag_digests``: per tag, the appearance time up to which its recommendations went out in
+  a digest (``news --email``).
 * ``settings``: the secret the page's form tokens are signed with.
 * ``appeared``: each identity (record id, arXiv id, DOI) and when its record first
   appeared in the index; ``catalogued``: the generations already read into it.
@@ -57,6 +59,10 @@ CREATE TABLE IF NOT EXISTS appeared (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tag_digests (
+    tag TEXT PRIMARY KEY,
+    seen REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -240,12 +246,20 @@ class Store:
 
     # -- tags --------------------------------------------------------------------------------
 
-    def add_tags(self, tag: str, records: Mapping[str, Iterable[str]]) -> int:
-        """Tag each record (its id -> every id it answers to); how many were not tagged yet."""
+    def add_tags(
+        self, tag: str, records: Mapping[str, Iterable[str]], upto: float | None = None
+    ) -> int:
+        """Tag each record (its id -> every id it answers to); how many were not tagged yet.
+        A new tag's digest starts from ``upto`` (the appearance time of the generation
+        read; else from when it was first given)."""
         check_name(tag, "TAG")
         now = time.time()
         added = 0
         with self._write() as db:
+            if upto is not None:
+                db.execute(
+                    "INSERT OR IGNORE INTO tag_digests (tag, seen) VALUES (?, ?)", (tag, upto)
+                )
             for record, ids in records.items():
                 joined = " ".join(dict.fromkeys([record, *ids]))
                 known = db.execute(
@@ -291,6 +305,25 @@ class Store:
     def tag_names(self) -> list[tuple[str, int]]:
         rows = self._read("SELECT tag, COUNT(*) FROM tags GROUP BY tag ORDER BY tag")
         return [(str(t), int(c)) for t, c in rows]  # type: ignore[call-overload]
+
+    def tags_since(self) -> dict[str, float]:
+        """Each tag's time its recommendations start from in a digest: up to where the last
+        digest showed them, else when the tag was first given."""
+        rows = self._read(
+            "SELECT t.tag, COALESCE(d.seen, MIN(t.added)) FROM tags AS t "
+            "LEFT JOIN tag_digests AS d ON d.tag = t.tag GROUP BY t.tag ORDER BY t.tag"
+        )
+        return {str(t): float(s) for t, s in rows}  # type: ignore[arg-type]
+
+    def mark_tag_seen(self, tag: str, seen: float) -> None:
+        """The recommendations of ``tag`` among records that appeared up to ``seen`` went
+        out (never goes back)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO tag_digests (tag, seen) VALUES (?, ?) "
+                "ON CONFLICT (tag) DO UPDATE SET seen = MAX(seen, excluded.seen)",
+                (tag, seen),
+            )
 
     # -- settings ----------------------------------------------------------------------------
 
