@@ -50,6 +50,22 @@ def test_a_query_loads_neither_the_writer_nor_the_web_nor_processes(seed_index: 
     loaded = loaded_after(code)
     assert "whoosh" in loaded  # it did search
     assert not loaded & ({"flask"} | WRITING)
+    # The other commands' modules are imported only when one of them runs.
+    others = {f"pubsearch.cli.{name}" for name in ("batch", "trec", "harvest", "indexing")}
+    assert not loaded & (others | {"pubsearch.cli.library"}), loaded & others
+
+
+def test_every_command_is_listed_and_each_runs_from_its_own_module() -> None:
+    from click.testing import CliRunner
+
+    from pubsearch.cli.main import LAZY_COMMANDS, main
+
+    listed = CliRunner().invoke(main, ["--help"]).output
+    for name in (*LAZY_COMMANDS, "query", "show", "stats", "serve"):
+        assert f"  {name} " in listed, name
+    for name in LAZY_COMMANDS:
+        usage = CliRunner().invoke(main, [name, "--help"]).output
+        assert usage.startswith(f"Usage: main {name} "), usage
 
 
 def test_the_search_side_imports_the_format_reader_not_the_writer() -> None:

@@ -501,5 +501,3 @@ def recommend_command(
 
         echo_hits(fmt, found.hits, library.service.record, data, text)
 
-
-LIBRARY_COMMANDS = (follow_command, news_command, tag_command, recommend_command)

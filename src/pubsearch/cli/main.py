@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 import click
 
 from pubsearch import __version__
-from pubsearch.cli import trec
-from pubsearch.cli.harvest import harvest_command
-from pubsearch.cli.indexing import embed_command, index_command
-from pubsearch.cli.library import LIBRARY_COMMANDS
 from pubsearch.cli.options import (
-    PubsearchCLIError,
     filter_options,
     index_dir_of,
     index_option,
@@ -28,7 +21,6 @@ from pubsearch.cli.options import (
     reports_errors,
 )
 from pubsearch.cli.output import citation_export, print_hit
-from pubsearch.core.config import default_processes
 from pubsearch.core.errors import IndexCorruptError, ParameterError
 from pubsearch.search.request import (
     DEFAULT_FACET_SIZE,
@@ -58,7 +50,40 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands kept in modules of their own, imported only when run (or listed by --help): a
+# query does not load the indexer's, harvester's, library's and batch run's code.
+LAZY_COMMANDS = {
+    "batch": "pubsearch.cli.batch:batch_command",
+    "embed": "pubsearch.cli.indexing:embed_command",
+    "follow": "pubsearch.cli.library:follow_command",
+    "harvest": "pubsearch.cli.harvest:harvest_command",
+    "index": "pubsearch.cli.indexing:index_command",
+    "news": "pubsearch.cli.library:news_command",
+    "recommend": "pubsearch.cli.library:recommend_command",
+    "tag": "pubsearch.cli.library:tag_command",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands of :data:`LAZY_COMMANDS` are imported when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None or cmd_name not in LAZY_COMMANDS:
+            return found
+        import importlib
+
+        module, name = LAZY_COMMANDS[cmd_name].split(":")
+        command = getattr(importlib.import_module(module), name)
+        assert isinstance(command, click.Command) and command.name == cmd_name
+        self.add_command(command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -286,129 +311,6 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
             click.echo(f"  {name}: {listed or '-'}")
 
 
-# -- batch ---------------------------------------------------------------------------------
-
-
-@main.command("batch")
-@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@index_option
-@click.option(
-    "--hits",
-    default=trec.DEFAULT_HITS,
-    show_default=True,
-    help="Results written per query (1 to 10,000).",
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the run to this file. Default: standard output.",
-)
-@click.option(
-    "--tag", default=trec.DEFAULT_TAG, show_default=True, help="Run name, the last column."
-)
-@click.option(
-    "--processes",
-    type=click.IntRange(1, 64),
-    help="Processes searching at once, each with the index open; the run is the same "
-    f"whatever the number. Fewer for a short file (one per {trec.MIN_QUERIES_PER_PROCESS} "
-    "queries). [default: 2, or 1 with one CPU]",
-)
-@mode_option
-@click.option(
-    "--loose",
-    is_flag=True,
-    help="Rank every record that shares some of a relaxed query's words, as 'pubsearch "
-    "query --loose' does (by default, those that match it well).",
-)
-@reports_errors
-def batch_command(
-    queries: Path,
-    index_dir: Path | None,
-    hits: int,
-    output: Path | None,
-    tag: str,
-    processes: int | None,
-    mode: str | None,
-    loose: bool,
-) -> None:
-    """Search every query of a file and write a TREC run (qid Q0 docid rank score tag).
-
-    QUERIES is TSV (id<TAB>text, one a line) or JSON lines ({"_id" or "id", "text"}, as
-    BEIR's queries.jsonl). Each query is searched as 'pubsearch query' searches it; docid is
-    the record's own id. A line that cannot be searched is named on stderr with its file
-    and line and gets no hits; the others run. The exit status is 1 only when no query
-    could be searched.
-
-    \b
-    Example:
-        pubsearch batch queries.tsv --hits 100 --output run.txt
-        pubsearch batch queries.jsonl --index /tmp/scifact > run.txt
-    """
-    trec.check_hits(hits)
-    failed: list[str] = []
-    read = trec.read_queries(queries, problems=failed)
-    for problem in failed:
-        click.echo(f"error: {problem}", err=True)
-    lines = len(read) + len(failed)
-    count = processes or default_processes()
-    with _run_output(output) as out:
-        runs = trec.run_in_processes(
-            index_dir_of(index_dir),
-            read,
-            count,
-            hits=hits,
-            tag=tag,
-            mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
-            loose=loose,
-        )
-        for query_run in _query_progress(runs, len(read)):
-            if query_run.error is not None:
-                failed.append(query_run.error)
-                click.echo(f"error: {query_run.error}", err=True)
-            out.writelines(line + "\n" for line in query_run.lines)
-    click.echo(_batch_summary(lines, failed), err=True)
-    if len(failed) == lines:
-        sys.exit(1)
-
-
-def _batch_summary(lines: int, failed: list[str]) -> str:
-    """One line: how many queries were searched, and where the others are."""
-    searched = f"searched {lines - len(failed):,} of {lines:,} queries"
-    if not failed:
-        return searched
-    where = ", ".join(problem.split(": ", 1)[0] for problem in failed[:5])
-    more = ", ..." if len(failed) > 5 else ""
-    return f"{searched}; {len(failed):,} failed ({where}{more})"
-
-
-def _query_progress(runs: Iterator[trec.QueryRun], total: int) -> Iterator[trec.QueryRun]:
-    """Each query's run lines, counted by a progress bar on a terminal as they come."""
-    if not sys.stderr.isatty():
-        yield from runs
-        return
-    from tqdm import tqdm
-
-    with tqdm(runs, total=total, unit=" queries", file=sys.stderr, leave=False) as bar:
-        yield from bar
-
-
-@contextlib.contextmanager
-def _run_output(path: Path | None) -> Iterator[TextIO]:
-    if path is None:
-        yield sys.stdout
-        return
-    try:
-        stream = path.open("w", encoding="utf-8")
-    except OSError as exc:
-        raise PubsearchCLIError(f"{path}: {exc.strerror or exc}") from None
-    try:
-        with stream:
-            yield stream
-    except BaseException:
-        path.unlink(missing_ok=True)  # no half-written run left behind
-        raise
-
-
 # -- show and stats ------------------------------------------------------------------------
 
 
@@ -594,8 +496,3 @@ def _browser_url(host: str, port: int) -> str:
 
 
 # The index and embed commands (pubsearch.cli.indexing).
-main.add_command(index_command)
-main.add_command(embed_command)
-main.add_command(harvest_command)
-for command in LIBRARY_COMMANDS:  # follow, news, tag (pubsearch.cli.library)
-    main.add_command(command)

@@ -273,10 +273,12 @@ class SearchService:
         )
 
     def _offers_meaning(self, gen: Generation, searcher: Searcher) -> bool:
+        meaning = gen.meaning(self.index_dir / gen.name, searcher)
+        if meaning is None:
+            return False  # the sentence model's module is not even imported
         from pubsearch.index import embedding
 
-        meaning = gen.meaning(self.index_dir / gen.name, searcher)
-        return meaning is not None and embedding.available()
+        return embedding.available()
 
     def _meaning_of(
         self, gen: Generation, searcher: Searcher, request: SearchRequest, text: TextSearch
