@@ -77,8 +77,10 @@ def test_the_search_side_imports_the_format_reader_not_the_writer() -> None:
 
 
 # What a plain query of words in text needs not: the export formats and their libraries,
-# the broader search (only for no results), the sentence model (only with vectors).
+# the broader search (only for no results), the sentence model (only with vectors: the
+# seed index has none).
 NOT_FOR_A_PLAIN_QUERY = {
+    "pubsearch.index.embedding",
     "pubsearch.search.export",
     "pubsearch.search.broadening",
     "rispy",
