@@ -145,11 +145,28 @@ def test_a_tags_list_excludes_its_records_and_finds_their_like(tmp_path: Path) -
     galaxy = {f"2503.{i:05d}" for i in range(1, 31) if i % 3 == 1}
     assert set(ids) == galaxy - {"2503.00001", "2503.00004", "2503.00007"}
     # The word table is kept beside the index, and read back by the next process.
-    assert list((tmp_path / recommend.CACHE_DIR).glob("*.tfidf.npz"))
+    [kept] = (tmp_path / recommend.CACHE_DIR).glob("*.tfidf*.npz")
+    assert kept.name.endswith(f".tfidf-{recommend.FEATURES_VERSION}.npz")
     again = Library(SearchService(tmp_path)).recommend("gnn", page_size=7)
     assert [hit.id for hit in again.hits] == ids
     second = Library(SearchService(tmp_path)).recommend("gnn", page=2, page_size=7)
     assert second.hits[0].rank == 8 and not set(ids) & {hit.id for hit in second.hits}
+
+
+def test_a_word_table_of_other_settings_is_made_again(tmp_path: Path) -> None:
+    build(tmp_path)
+    library = Library(SearchService(tmp_path))
+    library.tag("gnn", ["2503.00001", "2503.00004", "2503.00007"])
+    first = [hit.id for hit in library.recommend("gnn", page_size=7).hits]
+    [kept] = (tmp_path / recommend.CACHE_DIR).glob("*.tfidf*.npz")
+    # The table under the name an earlier pubsearch (other settings) gave it: not read,
+    # made again under this version's name, and the old file removed.
+    stale = kept.with_name(kept.name.replace(f"-{recommend.FEATURES_VERSION}.npz", ".npz"))
+    kept.rename(stale)
+    assert [h.id for h in Library(SearchService(tmp_path)).recommend("gnn", page_size=7).hits] == (
+        first
+    )
+    assert not stale.exists() and kept.exists()
 
 
 def test_since_limits_the_list_to_new_records(tmp_path: Path) -> None:

@@ -200,10 +200,13 @@ def check_available() -> None:
 # -- the features of a generation, kept ---------------------------------------------------
 
 CACHE_DIR = "library-cache"
+# The version of the features' settings, in the cache file's name: a matrix made with other
+# settings (an earlier pubsearch's) is made again, not read.
+FEATURES_VERSION = 2
 
 
 def _cache_path(index_dir: Path, generation: str) -> Path:
-    return index_dir / CACHE_DIR / f"{generation}.tfidf.npz"
+    return index_dir / CACHE_DIR / f"{generation}.tfidf-{FEATURES_VERSION}.npz"
 
 
 def generation_features(index_dir: Path, generation: str, texts: Callable[[], list[str]]) -> Any:
@@ -231,7 +234,7 @@ def generation_features(index_dir: Path, generation: str, texts: Callable[[], li
                 "shape": np.asarray(matrix.shape, dtype=np.int64),
             },
         )
-        for old in path.parent.glob("*.tfidf.npz"):
+        for old in path.parent.glob("*.tfidf*.npz"):
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:
