@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email
 import socket
+import ssl
 from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
@@ -31,10 +32,12 @@ class Inbox:
         self.messages: list[Message] = []
         self.envelopes: list[tuple[str, list[str]]] = []
         self.logins: list[tuple[str, str]] = []
+        self.encrypted: list[bool] = []  # whether each message came over TLS
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
         self.messages.append(email.message_from_bytes(envelope.content))
         self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+        self.encrypted.append(session.ssl is not None)
         return "250 OK"
 
     def authenticate(
@@ -68,6 +71,35 @@ def smtp() -> Iterator[tuple[Inbox, int]]:
     controller.start()
     try:
         yield inbox, port
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def tls_smtp(tmp_path: Path) -> Iterator[tuple[Inbox, int, Path]]:
+    """A server that requires STARTTLS (and TLS for a login), its certificate for
+    127.0.0.1 issued by a test CA (trustme) whose certificate file it yields."""
+    import trustme
+
+    authority = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
+    ca_file = tmp_path / "test-ca.pem"
+    authority.cert_pem.write_to_path(str(ca_file))
+    inbox = Inbox()
+    port = _port()
+    controller = Controller(
+        inbox,
+        hostname="127.0.0.1",
+        port=port,
+        tls_context=context,
+        require_starttls=True,
+        authenticator=inbox.authenticate,
+        auth_require_tls=True,
+    )
+    controller.start()
+    try:
+        yield inbox, port, ca_file
     finally:
         controller.stop()
 
@@ -170,3 +202,41 @@ def test_the_digest_recommends_for_each_tag_among_its_new_records(
     assert _send(index_dir, port, "--recommended", "0").exit_code == 0
     third = inbox.messages[2].get_payload(0).get_payload(decode=True).decode()  # type: ignore[union-attr]
     assert "Recommended for" not in third and "galaxies: 1 new" in third
+
+
+def test_starttls_encrypts_the_message_and_the_login(
+    index: Path, tls_smtp: tuple[Inbox, int, Path]
+) -> None:
+    inbox, port, ca_file = tls_smtp
+    login = {"PUBSEARCH_SMTP_USER": "reader", "PUBSEARCH_SMTP_PASSWORD": "pa55"}
+    # The server's certificate is checked against the CAs OpenSSL is told of.
+    trusted = {**login, "SSL_CERT_FILE": str(ca_file)}
+    result = _send(index, port, "--starttls", env=trusted)
+    assert result.exit_code == 0, result.output
+    assert inbox.encrypted == [True] and inbox.logins == [("reader", "pa55")]
+    assert inbox.messages[0]["Subject"] == "pubsearch: 3 new records"
+
+
+def test_a_server_that_requires_starttls_refuses_plain_text_in_one_line(
+    index: Path, tls_smtp: tuple[Inbox, int, Path]
+) -> None:
+    inbox, port, ca_file = tls_smtp
+    plain = _send(index, port, env={"SSL_CERT_FILE": str(ca_file)})
+    assert_one_line_error(plain, 1, f"127.0.0.1:{port}", "cannot send the digest")
+    assert inbox.messages == []
+    followed = {f.saved.name: f.new for f in Library(SearchService(index)).followed()}
+    assert followed == {"galaxies": 2, "graphs": 1}  # nothing marked seen
+
+
+def test_a_certificate_not_trusted_stops_before_the_login(
+    index: Path, tls_smtp: tuple[Inbox, int, Path], tmp_path: Path
+) -> None:
+    inbox, port, _ca_file = tls_smtp
+    other = tmp_path / "other-ca.pem"
+    import trustme
+
+    trustme.CA().cert_pem.write_to_path(str(other))
+    env = {"PUBSEARCH_SMTP_USER": "reader", "PUBSEARCH_SMTP_PASSWORD": "pa55"}
+    result = _send(index, port, "--starttls", env={**env, "SSL_CERT_FILE": str(other)})
+    assert_one_line_error(result, 1, f"127.0.0.1:{port}", "certificate verify failed")
+    assert inbox.logins == [] and inbox.messages == []
