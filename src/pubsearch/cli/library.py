@@ -500,4 +500,3 @@ def recommend_command(
                 print_hit(hit)
 
         echo_hits(fmt, found.hits, library.service.record, data, text)
-
