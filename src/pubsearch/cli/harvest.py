@@ -464,6 +464,9 @@ class HarvestBar:
                 file=sys.stderr,
                 leave=False,
                 dynamic_ncols=True,
+                # Each page's counts drawn (tqdm's default waits 0.1 s between draws, and
+                # the last page's could be left undrawn): pages come a second or more apart.
+                mininterval=0,
             )
 
     def update(self, counts: HarvestCounts) -> None:
