@@ -89,3 +89,39 @@ def test_bad_input_is_one_line_and_changes_nothing(
     assert_one_line_error(result, 2, *fragments)
     assert run("follow", "list", "--index", str(index)).output.startswith("No saved searches")
     assert run("tag", "list", "--index", str(index)).output.startswith("No tags")
+
+
+def _update_from_file(index_dir: Path, path: Path, number: int) -> Result:
+    item = {
+        "id": f"2503.{number:05d}",
+        "title": f"Galaxy study number {number}: galaxy clusters",
+        "abstract": "We study galaxy clusters dark matter halos and weak lensing surveys.",
+        "authors": ["Ada Shared"],
+        "year": 2025,
+    }
+    path.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    return run("index", "--update", "--no-vectors", str(path), "--index", str(index_dir))
+
+
+def test_an_update_makes_the_word_table_when_a_tag_needs_it(index: Path, tmp_path: Path) -> None:
+    from pubsearch.index import storage
+    from pubsearch.library import recommend
+
+    cache = index / recommend.CACHE_DIR
+    # No tag yet: an update makes nothing.
+    plain = _update_from_file(index, tmp_path / "one.jsonl", 801)
+    assert plain.exit_code == 0, plain.output
+    assert "recommendations:" not in plain.stderr and not cache.exists()
+    assert run("tag", "add", "gal", "2503.00001", "--index", str(index)).exit_code == 0
+    tagged = _update_from_file(index, tmp_path / "two.jsonl", 802)
+    assert tagged.exit_code == 0, tagged.output
+    assert "recommendations: the word table of 32 records is ready" in tagged.stderr
+    live = storage.current_generation(index)
+    assert live is not None
+    [kept] = cache.glob("*.npz")
+    assert kept.name.startswith(live.name + ".")
+    # The list reads it: the file is not made again.
+    made = kept.stat().st_mtime_ns
+    listed = run("recommend", "gal", "--limit", "1", "--index", str(index))
+    assert listed.exit_code == 0 and "Galaxy study" in listed.output
+    assert kept.stat().st_mtime_ns == made

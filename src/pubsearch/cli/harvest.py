@@ -422,6 +422,10 @@ def _run(
     for note in counts.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(_closing_line(counts, oai=source is None))
+    if counts.new or counts.updated or counts.deleted:  # a new generation went live
+        from pubsearch.cli.library import prepare_recommendations
+
+        prepare_recommendations(target)
 
 
 def _embedder(target: Path) -> Embedder | None:

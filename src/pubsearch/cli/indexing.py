@@ -156,6 +156,9 @@ def index_command(
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
     if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
         click.echo(note, err=True)
+    from pubsearch.cli.library import prepare_recommendations
+
+    prepare_recommendations(target)
     if embedder is not None and not update:
         _embed(target, embedder, wait)
     if failed:

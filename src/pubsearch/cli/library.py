@@ -79,6 +79,33 @@ def _library(index_dir: Path | None) -> Iterator[Library]:
         service.close()
 
 
+def prepare_recommendations(index_dir: Path) -> None:
+    """After a build, an update or a harvest: when the library has tags (and scikit-learn
+    is installed), make the new generation's word table now, so that the first
+    recommendation list does not wait for it; said on stderr."""
+    import time
+
+    from pubsearch.core.errors import PubsearchError
+    from pubsearch.library import recommend
+    from pubsearch.library.store import LIBRARY_FILE
+
+    if not (index_dir / LIBRARY_FILE).is_file():
+        return
+    try:
+        recommend.check_available()
+    except PubsearchError:
+        return
+    started = time.monotonic()
+    with _library(index_dir) as library:
+        made = library.prepare_recommendations()
+    if made:
+        took = time.monotonic() - started
+        click.echo(
+            f"recommendations: the word table of {made:,} records is ready ({took:.1f} s)",
+            err=True,
+        )
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 

@@ -298,6 +298,17 @@ class Library:
             self._features = (corpus.generation, features, common)
         return features, common
 
+    def prepare_recommendations(self) -> int:
+        """Make (and keep) the live generation's word table now, when any tag needs it:
+        the first recommendation list of a generation would otherwise. The number of
+        records in it (0: no tag, nothing made)."""
+        if not self.tags():
+            return 0
+        likeness.check_available()
+        corpus = self.views().corpus
+        features, _common = self._text_features(corpus)
+        return int(features.shape[0])
+
     def recommend(
         self, tag: str, since: float | None = None, page: int = 1, page_size: int = 10
     ) -> Recommended:
