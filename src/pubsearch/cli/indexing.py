@@ -156,11 +156,11 @@ def index_command(
     click.echo(_summary_line(summary, report, failed, target, time.monotonic() - started))
     if summary.indexed >= SLOW_BUILD_NOTE_FROM and (note := _plain_python_note()) is not None:
         click.echo(note, err=True)
+    if embedder is not None and not update:
+        _embed(target, embedder, wait)  # publishes a generation of its own
     from pubsearch.cli.library import prepare_recommendations
 
     prepare_recommendations(target)
-    if embedder is not None and not update:
-        _embed(target, embedder, wait)
     if failed:
         sys.exit(1)
 
@@ -301,6 +301,9 @@ def embed_command(
         raise UsageError(embedding.unavailable_message())
     target = index_dir_of(index_dir)
     _embed(target, _embedder_for(target, max_tokens, model_dir=model_dir), wait)
+    from pubsearch.cli.library import prepare_recommendations
+
+    prepare_recommendations(target)
 
 
 # A build of at least this many records without the C speedups says how to get them.
