@@ -322,7 +322,8 @@ def news_command(
     index_dir: Path | None,
 ) -> None:
     """Records that appeared since you last looked, newest first, for the saved search
-    NAME (or each): then they count as seen.
+    NAME (or each): then they count as seen. With --email, one message of them all, and
+    (without NAME) each tag's recommendations among the records new since its last digest.
 
     \b
     Example:
