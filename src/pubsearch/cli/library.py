@@ -31,7 +31,7 @@ from pubsearch.core.config import (
     ENV_SMTP_PORT,
     ENV_SMTP_USER,
 )
-from pubsearch.core.errors import ParameterError
+from pubsearch.core.errors import ParameterError, PubsearchError
 from pubsearch.search.request import MAX_PAGE_SIZE, SearchRequest, parse_year
 
 if TYPE_CHECKING:
@@ -85,15 +85,9 @@ def prepare_recommendations(index_dir: Path) -> None:
     recommendation list does not wait for it; said on stderr."""
     import time
 
-    from pubsearch.core.errors import PubsearchError
-    from pubsearch.library import recommend
     from pubsearch.library.store import LIBRARY_FILE
 
-    if not (index_dir / LIBRARY_FILE).is_file():
-        return
-    try:
-        recommend.check_available()
-    except PubsearchError:
+    if not (index_dir / LIBRARY_FILE).is_file() or _recommend_missing() is not None:
         return
     started = time.monotonic()
     with _library(index_dir) as library:
@@ -113,17 +107,24 @@ def _count(number: int, noun: str) -> str:
 def _tag_news(library: Library, since: float | None, limit: int) -> list[TagNews]:
     """Each tag's recommendations for the digest (none when ``limit`` is 0 or there are no
     tags); without scikit-learn, a note on stderr and none."""
-    from pubsearch.core.errors import PubsearchError
-    from pubsearch.library import recommend
-
     if limit == 0 or not library.tags():
         return []
+    missing = _recommend_missing()
+    if missing is not None:
+        click.echo(f"pubsearch: no recommendations in the digest: {missing}", err=True)
+        return []
+    return library.tag_news(since, page_size=limit)
+
+
+def _recommend_missing() -> str | None:
+    """Why recommendations cannot be made here (scikit-learn not installed), or None."""
+    from pubsearch.library import recommend
+
     try:
         recommend.check_available()
     except PubsearchError as exc:
-        click.echo(f"pubsearch: no recommendations in the digest: {exc}", err=True)
-        return []
-    return library.tag_news(since, page_size=limit)
+        return str(exc)
+    return None
 
 
 def echo_hits(

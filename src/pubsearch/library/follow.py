@@ -129,7 +129,7 @@ class Library:
         self.service.matching(request)  # a request the service refuses is not saved
         views = self.views()
         with self.store() as store:
-            return store.add_follow(name, _saved_request(request), views.upto)
+            return store.add_follow(name, request, views.upto)  # it keeps text, filters, mode
 
     def unfollow(self, name: str) -> bool:
         with self.store() as store:
@@ -376,14 +376,3 @@ def newest_first(views: _Views, docs: BoolArray) -> Ranked:
     appeared = views.appeared[chosen]
     order = np.lexsort((-chosen, -views.corpus.days[chosen], -appeared))
     return [(float(appeared[i]), int(chosen[i])) for i in order]
-
-
-def _saved_request(request: SearchRequest) -> SearchRequest:
-    return SearchRequest(
-        q=request.q,
-        authors=request.authors,
-        subjects=request.subjects,
-        year=request.year,
-        mode=request.mode,
-        loose=request.loose,
-    )
