@@ -1,0 +1,447 @@
+"""People, not name strings: how well pubsearch.index.people splits a name into people and
+joins an initial's form to the full name, on the arXiv records (docs/people.md).
+
+A script, not a test. The records are read with pubsearch's own reader. True identities
+are unknown, so the splitting is measured the standard way, on artificial homonyms: sets
+of two or three distinct authors with different, uncommon names who never wrote together,
+whose records are renamed to one name (the first's); the splitter then sees one name and
+its profiles are scored against who really wrote each record with B-cubed precision,
+recall and F1 (over every record of the sets). Beside it: one name string as one person
+(the baseline), and groups by shared co-authors alone.
+
+Uncommon: a name with a full given name, on 3 to 40 records, whose surname no other name
+of the records has. The sets are drawn at random (``--seed``), no author in two sets and
+no record with two of the sets' authors; half of them (seeded) tune the settings, the other
+half report.
+
+Joining is measured on artificial forms too: for an author with a full given name, some
+of their records are rewritten with the initial's form (``Vishal Patel`` -> ``V. Patel``),
+which should join them (a positive); for another author, every record is rewritten with
+the initial's form of an unrelated author of the same initial whose surname it takes
+(``Vikram Rao``'s records as ``V. Patel`` beside ``Vishal Patel``), which should not (a
+negative). Then, on the forms as the records write them: among the pairs of an initial's
+form and a full form of one surname and initial that share a co-author on different
+records (taken as one person), the share joined when that co-author is hidden from the
+joiner; and among pairs with no co-author and no arXiv archive in common (taken as two
+people), the share joined (wrong).
+
+    .venv/bin/python bench/people.py                    # tune on half, report the other
+    .venv/bin/python bench/people.py --sets 400 --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import pickle
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from pubsearch.index import people
+from pubsearch.index.facets import MultiValued
+from pubsearch.index.names import recorded_name
+from pubsearch.ingest.readers import ReadReport, read_paths
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    authors: tuple[str, ...]
+    subjects: tuple[str, ...]
+    year: int
+    title: str
+    abstract: str
+
+
+def load(data: Path, cache: Path | None) -> list[Row]:
+    """The records, read with pubsearch's reader (kept in ``cache`` when given)."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as fh:
+            rows: list[Row] = pickle.load(fh)
+            return rows
+    rows = [
+        Row(r.id, r.authors, r.subjects, r.year or 0, r.title, r.abstract)
+        for r in read_paths([data], ReadReport())
+    ]
+    if cache is not None:
+        with cache.open("wb") as fh:
+            pickle.dump(rows, fh)
+    return rows
+
+
+def surname(name: str) -> str:
+    parsed = recorded_name(name)
+    return parsed.surname[-1] if parsed.surname else ""
+
+
+def given(name: str) -> tuple[str, ...]:
+    return recorded_name(name).given
+
+
+def homonym_sets(rows: Sequence[Row], count: int, seed: int) -> list[tuple[str, ...]]:
+    """Sets of two or three authors (a third triples), as described in the module's doc."""
+    records: dict[str, list[int]] = defaultdict(list)
+    for number, row in enumerate(rows):
+        for author in row.authors:
+            records[author].append(number)
+    by_surname: Counter[str] = Counter(surname(a) for a in records)
+    pool = sorted(
+        a
+        for a, found in records.items()
+        if 3 <= len(found) <= 40
+        and by_surname[surname(a)] == 1
+        and len(given(a)) >= 1
+        and len(given(a)[0]) >= 2
+    )
+    rng = random.Random(seed)
+    rng.shuffle(pool)
+    used_records: set[int] = set()
+    sets: list[tuple[str, ...]] = []
+    at = 0
+    while len(sets) < count and at < len(pool):
+        size = 3 if len(sets) % 3 == 2 else 2
+        members: list[str] = []
+        while len(members) < size and at < len(pool):
+            author = pool[at]
+            at += 1
+            mine = set(records[author])
+            if mine & used_records:
+                continue
+            if any(given(author)[0] == given(m)[0] for m in members):
+                continue  # different names
+            members.append(author)
+            used_records |= mine
+        if len(members) == size:
+            sets.append(tuple(members))
+    return sets
+
+
+def renamed(rows: Sequence[Row], mapping: dict[str, str]) -> list[tuple[str, ...]]:
+    """Each record's authors with ``mapping`` applied."""
+    return [tuple(mapping.get(a, a) for a in row.authors) for row in rows]
+
+
+def evidence(
+    rows: Sequence[Row], authors: list[tuple[str, ...]], words: people.DocWords
+) -> people.Evidence:
+    return people.Evidence(
+        authors=MultiValued.from_values([list(a) for a in authors]),
+        subjects=MultiValued.from_values([list(r.subjects) for r in rows]),
+        live=np.ones(len(rows), dtype=np.bool_),
+        words=words,
+    )
+
+
+def bcubed(truth: Sequence[str], predicted: Sequence[int]) -> tuple[float, float]:
+    """B-cubed precision and recall summed over the elements (divide by their count)."""
+    pairs = Counter(zip(truth, predicted, strict=True))
+    by_truth = Counter(truth)
+    by_pred = Counter(predicted)
+    precision = sum(n * n / by_pred[p] for (_, p), n in pairs.items())
+    recall = sum(n * n / by_truth[t] for (t, _), n in pairs.items())
+    return precision, recall
+
+
+@dataclass(frozen=True)
+class Score:
+    precision: float
+    recall: float
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def __str__(self) -> str:
+        return f"P {self.precision:.3f}  R {self.recall:.3f}  F1 {self.f1:.3f}"
+
+
+def score(
+    sets: Sequence[tuple[str, ...]],
+    ev: people.Evidence,
+    groups: np.ndarray,
+    truth_of: dict[tuple[int, str], str],
+) -> Score:
+    """B-cubed over every record of ``sets``, with ``groups`` each author entry's profile."""
+    authors = ev.authors
+    p_sum = r_sum = 0.0
+    n = 0
+    for members in sets:
+        name = members[0]
+        label = authors.ids_by_key[_key(name)]
+        entries = np.flatnonzero(authors.value_ids == label)
+        docs = authors.doc_of_entry[entries]
+        truth = [truth_of[(int(d), name)] for d in docs]
+        p, r = bcubed(truth, groups[entries].tolist())
+        p_sum, r_sum, n = p_sum + p, r_sum + r, n + len(entries)
+    return Score(p_sum / n, r_sum / n)
+
+
+def _key(name: str) -> str:
+    from pubsearch.ingest.records import fold
+
+    return fold(name)
+
+
+def bench_splitting(
+    rows: Sequence[Row], words: people.DocWords, sets_wanted: int, seed: int
+) -> people.Settings:
+    sets = homonym_sets(rows, sets_wanted, seed)
+    mapping = {m: members[0] for members in sets for m in members}
+    truth_of: dict[tuple[int, str], str] = {}
+    for number, row in enumerate(rows):
+        for author in row.authors:
+            if author in mapping:
+                truth_of[(number, mapping[author])] = author
+    ev = evidence(rows, renamed(rows, mapping), words)
+    order = list(range(len(sets)))
+    random.Random(seed + 1).shuffle(order)
+    tune = [sets[i] for i in order[: len(sets) // 2]]
+    test = [sets[i] for i in order[len(sets) // 2 :]]
+    pairs = sum(len(s) == 2 for s in sets)
+    records = len(truth_of)
+    print(
+        f"artificial homonyms: {len(sets)} sets ({pairs} pairs, {len(sets) - pairs} triples), "
+        f"{records:,} records; tuning on {len(tune)}, reporting on {len(test)}"
+    )
+    label_count = len(ev.authors.labels)
+    one = np.asarray(ev.authors.value_ids, dtype=np.int64)  # one name, one person
+    coauthors_only = replace(people.Settings(), threshold=9.0, few_words=0)
+    grid = [
+        replace(people.Settings(), threshold=t, words_weight=w, coauthor_max=c)
+        for t, w, c in itertools.product((0.1, 0.15, 0.2, 0.25, 0.3), (0.6, 0.8, 1.0), (50, 200))
+    ]
+    best: tuple[float, people.Settings] | None = None
+    for settings in grid:
+        groups = people.split(ev, settings).group
+        s = score(tune, ev, groups, truth_of)
+        print(
+            f"  tune threshold {settings.threshold:.2f} words {settings.words_weight:.1f} "
+            f"coauthor_max {settings.coauthor_max}: {s}",
+            file=sys.stderr,
+        )
+        if best is None or s.f1 > best[0]:
+            best = (s.f1, settings)
+    assert best is not None
+    chosen = best[1]
+    print(
+        f"chosen on the tuning half: threshold {chosen.threshold}, words weight "
+        f"{chosen.words_weight}, coauthor_max {chosen.coauthor_max} (F1 {best[0]:.3f})"
+    )
+    started = time.perf_counter()
+    split = people.split(ev, chosen)
+    took = time.perf_counter() - started
+    results = {
+        "one name, one person": score(test, ev, one, truth_of),
+        "shared co-authors alone": score(
+            test, ev, people.split(ev, coauthors_only).group, truth_of
+        ),
+        "pubsearch.index.people": score(test, ev, split.group, truth_of),
+    }
+    for half, chosen_sets in (("pairs", [s for s in test if len(s) == 2]), ("triples", None)):
+        subset = chosen_sets or [s for s in test if len(s) == 3]
+        results[f"  of which {half}"] = score(subset, ev, split.group, truth_of)
+    print(f"reported on the other half ({len(test)} sets), B-cubed:")
+    for name, s in results.items():
+        print(f"  {name:<28} {s}")
+    how = Counter(people.HOW[h] for h in split.how[split.group >= 0].tolist())
+    print(f"split of all {label_count:,} names of {len(rows):,} records: {took:.1f} s; {dict(how)}")
+    return chosen
+
+
+def initial_form(name: str) -> str:
+    """``Vishal M. Patel`` -> ``V. M. Patel``."""
+    words = name.split()
+    return " ".join([*(w[0] + "." for w in words[:-1]), words[-1]])
+
+
+def bench_joining(
+    rows: Sequence[Row], words: people.DocWords, count: int, seed: int, settings: people.Settings
+) -> None:
+    """Artificial forms (positives and negatives), then the forms as the data writes them."""
+    records: dict[str, list[int]] = defaultdict(list)
+    for number, row in enumerate(rows):
+        for author in row.authors:
+            records[author].append(number)
+    by_surname: Counter[str] = Counter(surname(a) for a in records)
+    by_initial: Counter[tuple[str, str]] = Counter()
+    for a in records:
+        forms = people.name_forms(a)
+        if forms is not None:
+            by_initial[forms[:2]] += 1
+    pool = sorted(
+        a
+        for a, found in records.items()
+        if 4 <= len(found) <= 40
+        and by_surname[surname(a)] == 1
+        and (forms := people.name_forms(a)) is not None
+        and not forms[2]
+        and a.isascii()
+        and by_initial[forms[:2]] == 1
+    )
+    rng = random.Random(seed)
+    rng.shuffle(pool)
+    positives = pool[:count]
+    mapping_by_doc: dict[tuple[int, str], str] = {}
+    truth: dict[str, str] = {}  # the initials' form -> the full form it is (or is not)
+    for author in positives:
+        mine = records[author][:]
+        rng.shuffle(mine)
+        form = initial_form(author)
+        for number in mine[: len(mine) // 2]:
+            mapping_by_doc[(number, author)] = form
+        truth[form] = author
+    negatives: dict[str, str] = {}
+    others = pool[count:]
+    used: set[int] = {n for a in positives for n in records[a]}
+    at = 0
+    for target in others[: count * 2 : 2]:
+        # Another author's records written as the target's initials' form.
+        while at < len(others):
+            other = others[1 + at * 2] if 1 + at * 2 < len(others) else None
+            at += 1
+            if other is None:
+                break
+            if set(records[other]) & set(records[target]) or set(records[other]) & used:
+                continue
+            form = initial_form(target)
+            for number in records[other]:
+                mapping_by_doc[(number, other)] = form
+            negatives[form] = target
+            used |= set(records[other]) | set(records[target])
+            break
+    authors = [
+        tuple(mapping_by_doc.get((n, a), a) for a in row.authors) for n, row in enumerate(rows)
+    ]
+    ev = evidence(rows, authors, words)
+    split = people.split(ev, settings)
+    target = people.join(ev, split, settings)
+
+    def person_of(name: str) -> set[int]:
+        label = ev.authors.ids_by_key[_key(name)]
+        entries = np.flatnonzero(ev.authors.value_ids == label)
+        return set(target[split.group[entries]].tolist())
+
+    joined = sum(bool(person_of(f) & person_of(full)) for f, full in truth.items())
+    wrong = sum(bool(person_of(f) & person_of(full)) for f, full in negatives.items())
+    print(
+        f"joining, artificial forms: {joined}/{len(truth)} authors whose records were half "
+        f"rewritten as initials joined ({joined / max(len(truth), 1):.1%}); "
+        f"{wrong}/{len(negatives)} another author's records under the initials wrongly joined "
+        f"({wrong / max(len(negatives), 1):.1%})"
+    )
+    natural_joins(rows, words, settings)
+
+
+def natural_joins(rows: Sequence[Row], words: people.DocWords, settings: people.Settings) -> None:
+    """The initials' and full forms as the records write them (see the module's doc)."""
+    ev = evidence(rows, [r.authors for r in rows], words)
+    split = people.split(ev, settings)
+    labels = ev.authors.labels
+    value = ev.authors.value_ids
+    docs_of: dict[int, list[int]] = defaultdict(list)
+    for entry, label in enumerate(value.tolist()):
+        docs_of[label].append(int(ev.authors.doc_of_entry[entry]))
+    full_by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+    initials: list[tuple[int, tuple[str, str]]] = []
+    for label_id, label in enumerate(labels):
+        forms = people.name_forms(label)
+        if forms is None:
+            continue
+        (
+            initials.append((label_id, forms[:2]))
+            if forms[2]
+            else full_by_key[forms[:2]].append(label_id)
+        )
+    coauthors = {
+        label: Counter(a for d in docs for a in rows[d].authors if a != labels[label])
+        for label, docs in docs_of.items()
+    }
+    archives = {
+        label: {s.partition(".")[0] for d in docs for s in rows[d].subjects}
+        for label, docs in docs_of.items()
+    }
+    positive: list[tuple[int, int, str]] = []
+    negative: list[tuple[int, int]] = []
+    for label_id, key in initials:
+        fulls = [
+            f for f in full_by_key.get(key, ()) if people._compatible(labels[label_id], labels[f])
+        ]
+        if len(fulls) != 1:
+            continue  # one full form: the pair is one person or two
+        full = fulls[0]
+        if set(docs_of[label_id]) & set(docs_of[full]):
+            continue  # on one record: two people
+        shared = set(coauthors[label_id]) & set(coauthors[full])
+        if shared:
+            positive.append((label_id, full, sorted(shared)[0]))
+        elif not archives[label_id] & archives[full]:
+            negative.append((label_id, full))
+    # Positives: joined with the shared co-authors hidden (renamed on the full form's records).
+    hidden: dict[tuple[int, str], str] = {}
+    for label_id, full, _ in positive:
+        for d in docs_of[full]:
+            for a in rows[d].authors:
+                if a in coauthors[label_id] and a != labels[full]:
+                    hidden[(d, a)] = f"{a} (hidden {d})"
+    authors = [tuple(hidden.get((n, a), a) for a in row.authors) for n, row in enumerate(rows)]
+    hid = evidence(rows, authors, words)
+    hid_split = people.split(hid, settings)
+    hid_target = people.join(hid, hid_split, settings)
+    target = people.join(ev, split, settings)
+
+    def together(e: people.Evidence, sp: people.Split, tg: np.ndarray, a: str, b: str) -> bool:
+        found = []
+        for name in (a, b):
+            label = e.authors.ids_by_key.get(_key(name))
+            if label is None:
+                return False
+            entries = np.flatnonzero(e.authors.value_ids == label)
+            found.append(set(tg[sp.group[entries]].tolist()))
+        return bool(found[0] & found[1])
+
+    pos_joined = sum(
+        together(hid, hid_split, hid_target, labels[i], labels[f]) for i, f, _ in positive
+    )
+    pos_plain = sum(together(ev, split, target, labels[i], labels[f]) for i, f, _ in positive)
+    neg_joined = sum(together(ev, split, target, labels[i], labels[f]) for i, f in negative)
+    print(
+        f"joining, forms in the data (one full form of the initial and surname): "
+        f"{len(positive)} pairs sharing a co-author on different records: {pos_plain} joined "
+        f"({pos_plain / max(len(positive), 1):.1%}), {pos_joined} with the shared co-authors "
+        f"hidden ({pos_joined / max(len(positive), 1):.1%}); {len(negative)} pairs with no "
+        f"co-author and no arXiv archive in common: {neg_joined} joined "
+        f"({neg_joined / max(len(negative), 1):.1%})"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sets", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--cache", type=Path, help="keep the records read in this pickle")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    rows = load(args.data, args.cache)
+    print(f"{len(rows):,} records read in {time.perf_counter() - started:.0f} s")
+    started = time.perf_counter()
+    words = people.DocWords.of((r.id, r.title, r.abstract) for r in rows)
+    print(f"their words: {time.perf_counter() - started:.1f} s")
+    settings = bench_splitting(rows, words, args.sets, args.seed)
+    bench_joining(rows, words, args.sets, args.seed, settings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,667 @@
+"""People, not name strings: one name's records split into the people who wrote them, and
+an initial's form of a name (``V. Patel``) joined to the person of the full one (``Vishal
+Patel``) when the records agree.
+
+The evidence is what the records say (docs/people.md has the method and its figures):
+
+1. **Co-authors.** Two records of a name that share a co-author (any other name, on
+   records with at most :attr:`Settings.max_authors` authors; not a name so common that
+   many people have it: more than :attr:`Settings.coauthor_max` records) are one person's:
+   the records linked so, directly or through others, are a *group*.
+2. **Words and subjects.** Groups of one name are joined when their titles' and
+   abstracts' words (tf-idf, each record's words weighed by how rare they are in the
+   index) and their subjects (codes, and their archives at half weight) are alike: the
+   similarity of two groups is ``w * words + (1 - w) * subjects`` (cosines of the groups'
+   summed vectors), and groups are joined, the most alike first, while the average
+   similarity of the two profiles' groups is at least :attr:`Settings.threshold`.
+3. **Little evidence.** A record alone in its profile with few words goes to the profile
+   most like it (``nearest``): a profile is not made of a record that says too little.
+
+Each record's author entry gets its profile, how it got there (:data:`HOW`) and a
+confidence. A name whose records never split is one profile.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pubsearch.index.facets import MultiValued
+from pubsearch.ingest.records import fold
+
+IntArray = npt.NDArray[np.int64]
+UInt32Array = npt.NDArray[np.uint32]
+UInt8Array = npt.NDArray[np.uint8]
+FloatArray = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+# How a record's author entry came to its profile.
+ONLY, COAUTHORS, WORDS, NEAREST = 0, 1, 2, 3
+HOW = ("only", "coauthors", "words", "nearest")
+
+# A word is too common to tell people apart on more than a twentieth of the records, and
+# more than this many (a small index's words are not all common).
+_COMMON_FLOOR = 20
+_WORD = re.compile(r"[a-z][a-z0-9]+(?:-[a-z0-9]+)*")
+_STOP = frozenset(
+    """the and for with from that this these those are was were have has had been being
+    which their there than then into onto over under using use used based via our its can
+    may also such both each other more most less many much new two one not but all any
+    paper propose proposed show shows shown present study approach method methods results
+    result work well while when where how what who will further however here""".split()
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The splitter's constants, tuned on half of the artificial homonyms of
+    bench/people.py (docs/people.md)."""
+
+    coauthor_max: int = 100  # a co-author name on more records links nothing
+    max_authors: int = 40  # a record with more authors links by none of them
+    words_weight: float = 0.7  # words' share of a similarity (subjects the rest)
+    words_scale: float = 10.0  # words' cosine times this (at most 1): on the subjects' scale
+    threshold: float = 0.5  # profiles at least this alike are one person
+    few_words: int = 12  # a lone record with fewer words goes to the nearest profile
+    # An initial's form (V. Patel) is the person of a full form (Vishal Patel) when they
+    # share a co-author, or are at least this alike and the next full form is not close.
+    join_threshold: float = 0.9
+    join_margin: float = 0.1
+
+
+def text_words(title: str, abstract: str) -> set[str]:
+    """The words of a record's title and abstract that tell its subject: lower case, of
+    three letters or more, without the commonest words."""
+    found = _WORD.findall(f"{title} {abstract}".lower())
+    return {w for w in found if len(w) > 2 and w not in _STOP}
+
+
+@dataclass(frozen=True)
+class DocWords:
+    """Each document's record id and words (as 32-bit hashes, the same in every process),
+    CSR: document ``d``'s are ``hashes[offsets[d]:offsets[d + 1]]``."""
+
+    ids: tuple[str, ...]
+    offsets: IntArray
+    hashes: UInt32Array
+
+    @classmethod
+    def of(cls, docs: Iterable[tuple[str, str, str]]) -> DocWords:
+        """From each document's (record id, title, abstract)."""
+        vocabulary: dict[str, int] = {}
+        ids: list[str] = []
+        lengths: list[int] = []
+        codes: list[int] = []
+        for record_id, title, abstract in docs:
+            ids.append(record_id)
+            words = text_words(title, abstract)
+            lengths.append(len(words))
+            codes.extend([vocabulary.setdefault(w, len(vocabulary)) for w in words])
+        table = np.fromiter(
+            (zlib.crc32(w.encode("utf-8")) for w in vocabulary),
+            dtype=np.uint32,
+            count=len(vocabulary),
+        )
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(tuple(ids), offsets, table[np.asarray(codes, dtype=np.int64)])
+
+    @classmethod
+    def of_reader(cls, reader: Any, start: int = 0, only: BoolArray | None = None) -> DocWords:
+        """Of the documents an index reader reads, from ``start`` on (deleted ones, and
+        with ``only`` those it leaves out, have no words and no id)."""
+
+        def docs() -> Iterable[tuple[str, str, str]]:
+            for docnum in range(start, reader.doc_count_all()):
+                if reader.is_deleted(docnum) or (only is not None and not only[docnum]):
+                    yield "", "", ""
+                    continue
+                stored = reader.stored_fields(docnum)
+                yield stored.get("id", ""), stored.get("title", ""), stored.get("abstract", "")
+
+        return cls.of(docs())
+
+    @classmethod
+    def joined(cls, parts: Sequence[DocWords]) -> DocWords:
+        """The documents of ``parts``, one after another."""
+        ids = tuple(i for part in parts for i in part.ids)
+        lengths = [np.diff(part.offsets) for part in parts]
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        if ids:
+            np.cumsum(np.concatenate(lengths), out=offsets[1:])
+        hashes = [part.hashes for part in parts]
+        joined = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint32)
+        return cls(ids, offsets, joined.astype(np.uint32))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def segment_words(reader: Any) -> DocWords:
+    """The words of a segment's documents (run by the worker that wrote it)."""
+    return DocWords.of_reader(reader)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Each author entry's profile (numbered from 0; -1 for a deleted document's entry),
+    how it got there (:data:`HOW`) and how sure that is (0 to 1)."""
+
+    group: IntArray
+    how: UInt8Array
+    confidence: FloatArray
+
+    @property
+    def groups(self) -> int:
+        return int(self.group.max(initial=-1)) + 1
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the records of an index say of their authors, as the splitter reads it."""
+
+    authors: MultiValued
+    subjects: MultiValued
+    live: BoolArray
+    words: DocWords
+
+
+def split(
+    evidence: Evidence, settings: Settings | None = None, labels: BoolArray | None = None
+) -> Split:
+    """Every author name of ``evidence`` split into people (see the module's doc); with
+    ``labels`` (by name id), only those names are split, each other name being one
+    profile."""
+    settings = settings or Settings()
+    authors = evidence.authors
+    n_labels = len(authors.labels)
+    docs = authors.doc_of_entry.astype(np.int64)
+    value = authors.value_ids.astype(np.int64)
+    alive = evidence.live[docs]
+    per_label = np.bincount(value[alive], minlength=n_labels)
+    splitting = per_label >= 2
+    if labels is not None:
+        splitting &= labels
+    component = _components(evidence, alive, splitting, per_label, settings)
+    group, how, confidence = _grouped(evidence, component, alive, splitting, settings)
+    return Split(group, how, confidence)
+
+
+def _components(
+    evidence: Evidence,
+    alive: BoolArray,
+    splitting: BoolArray,
+    per_label: IntArray,
+    settings: Settings,
+) -> IntArray:
+    """Each entry's group by co-authors (entries of a name not split: one group)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    authors = evidence.authors
+    offsets = authors.offsets
+    value = authors.value_ids.astype(np.int64)
+    docs = authors.doc_of_entry.astype(np.int64)
+    entries = len(value)
+    sizes = np.diff(offsets)
+    # Every (entry, co-author entry) of a record of a name being split.
+    usable = alive & splitting[value] & (sizes[docs] <= settings.max_authors)
+    left = np.flatnonzero(usable)
+    counts = sizes[docs[left]]
+    lefts = np.repeat(left, counts)
+    starts = np.cumsum(counts) - counts
+    rights = offsets[docs[lefts]] + (np.arange(len(lefts)) - np.repeat(starts, counts))
+    coauthor = value[rights]
+    keep = (rights != lefts) & (per_label[coauthor] <= settings.coauthor_max)
+    lefts, coauthor = lefts[keep], coauthor[keep]
+    key = value[lefts] * len(per_label) + coauthor
+    order = np.lexsort((lefts, key))
+    key, lefts = key[order], lefts[order]
+    same = key[1:] == key[:-1]
+    edge_a, edge_b = [lefts[:-1][same]], [lefts[1:][same]]
+    # A name not split: its entries one group (a chain of edges).
+    whole = np.flatnonzero(alive & ~splitting[value])
+    whole = whole[np.argsort(value[whole], kind="stable")]
+    chained = value[whole][1:] == value[whole][:-1]
+    edge_a.append(whole[:-1][chained])
+    edge_b.append(whole[1:][chained])
+    a, b = np.concatenate(edge_a), np.concatenate(edge_b)
+    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(entries, entries))
+    _, component = connected_components(graph, directed=False)
+    result: IntArray = component.astype(np.int64)
+    return result
+
+
+def _grouped(
+    evidence: Evidence,
+    component: IntArray,
+    alive: BoolArray,
+    splitting: BoolArray,
+    settings: Settings,
+) -> tuple[IntArray, UInt8Array, FloatArray]:
+    """The co-author groups of each name joined by their words and subjects into
+    profiles (see the module's doc)."""
+    authors = evidence.authors
+    value = authors.value_ids.astype(np.int64)
+    entries = len(value)
+    how = np.full(entries, ONLY, dtype=np.uint8)
+    confidence = np.ones(entries, dtype=np.float32)
+    live_entries = np.flatnonzero(alive)
+    comps, comp_of = np.unique(component[live_entries], return_inverse=True)
+    comp_label = np.zeros(len(comps), dtype=np.int64)
+    comp_label[comp_of] = value[live_entries]
+    comp_size = np.bincount(comp_of, minlength=len(comps))
+    per_label_comps = np.bincount(comp_label, minlength=len(authors.labels))
+    several = per_label_comps[comp_label] >= 2  # comps of names with several groups
+    how[live_entries[several[comp_of] & (comp_size[comp_of] >= 2)]] = COAUTHORS
+    final = np.arange(len(comps), dtype=np.int64)
+    if several.any():
+        final, comp_how, comp_conf = _join_groups(
+            evidence, live_entries, comp_of, comp_label, comp_size, several, settings
+        )
+        moved = comp_how[comp_of] != ONLY
+        how[live_entries[moved]] = comp_how[comp_of][moved]
+        confidence[live_entries] = np.where(
+            several[comp_of] & (comp_size[comp_of] < 2) | moved,
+            comp_conf[comp_of],
+            confidence[live_entries],
+        )
+    _, final = np.unique(final, return_inverse=True)
+    group = np.full(entries, -1, dtype=np.int64)
+    group[live_entries] = final[comp_of]
+    confidence[~alive] = 0
+    return group, how, confidence
+
+
+def _join_groups(
+    evidence: Evidence,
+    live_entries: IntArray,
+    comp_of: IntArray,
+    comp_label: IntArray,
+    comp_size: IntArray,
+    several: BoolArray,
+    settings: Settings,
+) -> tuple[IntArray, UInt8Array, FloatArray]:
+    """Which profile each co-author group is in (a group's number: the first group of
+    it), how it got there, how sure; for the groups of names with several."""
+    ncomps = len(comp_label)
+    wanted = np.flatnonzero(several)
+    entry_of = live_entries[several[comp_of]]
+    vectors = GroupVectors.of(evidence, entry_of, comp_of[several[comp_of]], ncomps)
+    # Every pair of groups of one name.
+    order = wanted[np.argsort(comp_label[wanted], kind="stable")]
+    labels = comp_label[order]
+    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    left, right = _pairs(order, starts, sizes)
+    sims = vectors.similarity(left, right, settings)
+    final = np.arange(ncomps, dtype=np.int64)
+    how = np.full(ncomps, ONLY, dtype=np.uint8)
+    conf = np.ones(ncomps, dtype=np.float32)
+    best = np.zeros(ncomps, dtype=np.float32)
+    np.maximum.at(best, left, sims)
+    np.maximum.at(best, right, sims)
+    # Two groups: one comparison. More: average linkage, name by name.
+    at = 0
+    for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+        count = size * (size - 1) // 2
+        members = order[start : start + size]
+        if size == 2:
+            if sims[at] >= settings.threshold:
+                final[members[1]] = members[0]
+                how[members] = WORDS
+                conf[members] = sims[at]
+        else:
+            _average_linkage(members, sims[at : at + count], comp_size, final, how, conf, settings)
+        at += count
+    # A lone record that says too little goes to the profile most like it.
+    few = vectors.words_count < settings.few_words
+    lone = (comp_size == 1) & several & few & (final == np.arange(ncomps))
+    alone = lone & np.isin(np.arange(ncomps), final[final != np.arange(ncomps)], invert=True)
+    if alone.any():
+        _to_nearest(np.flatnonzero(alone), left, right, sims, comp_label, comp_size, final)
+        moved = alone & (final != np.arange(ncomps))
+        how[moved] = NEAREST
+        conf[moved] = best[moved]
+    separate = several & (how == ONLY)
+    conf[separate] = 1 - best[separate]
+    # Chains of joins (a -> b -> c) resolved to their root.
+    for _ in range(64):
+        up = final[final]
+        if np.array_equal(up, final):
+            break
+        final = up
+    return final, how, conf
+
+
+def _pairs(order: IntArray, starts: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray]:
+    """Every pair (i < j) of the members of each run of ``order``, run by run."""
+    lefts: list[IntArray] = []
+    rights: list[IntArray] = []
+    for size in np.unique(sizes).tolist():
+        if size < 2:
+            continue
+        runs = starts[sizes == size]
+        i, j = np.triu_indices(size, k=1)
+        lefts.append((runs[:, None] + i[None, :]).ravel())
+        rights.append((runs[:, None] + j[None, :]).ravel())
+    if not lefts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    # In each run's order (run by run, as the loop over names reads them).
+    at_left, at_right = np.concatenate(lefts), np.concatenate(rights)
+    sort = np.lexsort((at_right, at_left))
+    return order[at_left[sort]], order[at_right[sort]]
+
+
+def _average_linkage(
+    members: IntArray,
+    sims: FloatArray,
+    comp_size: IntArray,
+    final: IntArray,
+    how: UInt8Array,
+    conf: FloatArray,
+    settings: Settings,
+) -> None:
+    """Join the groups ``members`` of one name, the most alike first, while two profiles'
+    average similarity (over their groups' pairs, weighed by records) is at least the
+    threshold."""
+    size = len(members)
+    matrix = np.zeros((size, size), dtype=np.float64)
+    i, j = np.triu_indices(size, k=1)
+    matrix[i, j] = sims
+    matrix[j, i] = sims
+    weights = comp_size[members].astype(np.float64)
+    np.fill_diagonal(matrix, -np.inf)
+    active = np.ones(size, dtype=np.bool_)
+    while True:
+        flat = int(np.argmax(matrix))
+        a, b = divmod(flat, size)
+        value = matrix[a, b]
+        if value < settings.threshold:
+            break
+        # b into a: a's row the weighted average of both.
+        total = weights[a] + weights[b]
+        row = (matrix[a] * weights[a] + matrix[b] * weights[b]) / total
+        matrix[a], matrix[:, a] = row, row
+        matrix[a, a] = -np.inf
+        matrix[b], matrix[:, b] = -np.inf, -np.inf
+        weights[a] = total
+        active[b] = False
+        final[members[b]] = members[a]
+        if how[members[a]] != WORDS:
+            conf[members[a]] = value
+        conf[members[b]] = value
+        how[members[[a, b]]] = WORDS
+
+
+def _to_nearest(
+    lone: IntArray,
+    left: IntArray,
+    right: IntArray,
+    sims: FloatArray,
+    comp_label: IntArray,
+    comp_size: IntArray,
+    final: IntArray,
+) -> None:
+    """Each of the ``lone`` groups into the profile of the group most like it (of its
+    name, not lone itself); where none is like it at all, into its name's largest."""
+    is_lone = np.zeros(len(final), dtype=np.bool_)
+    is_lone[lone] = True
+    a = np.concatenate([left, right])
+    b = np.concatenate([right, left])
+    s = np.concatenate([sims, sims]).astype(np.float64)
+    usable = is_lone[a] & ~is_lone[b]
+    a, b, s = a[usable], b[usable], s[usable]
+    # Ties (nothing alike) go to the larger group.
+    s = s + comp_size[b] * 1e-9
+    order = np.lexsort((-s, a))
+    a, b = a[order], b[order]
+    first = np.r_[True, a[1:] != a[:-1]]
+    final[a[first]] = final[b[first]]
+    # Those of a name with nothing else: together, in the first of them.
+    left_alone = lone[np.isin(lone, a, invert=True)]
+    labels = comp_label[left_alone]
+    _, first_of = np.unique(labels, return_index=True)
+    heads = dict(zip(labels[first_of].tolist(), left_alone[first_of].tolist(), strict=True))
+    for comp, label in zip(left_alone.tolist(), labels.tolist(), strict=True):
+        final[comp] = heads[label]
+
+
+@dataclass(frozen=True)
+class GroupVectors:
+    """Groups' words and subjects as unit vectors (sparse rows), and each group's count
+    of words."""
+
+    words: Any  # scipy.sparse.csr_matrix
+    subjects: Any
+    words_count: IntArray
+
+    @classmethod
+    def of(
+        cls, evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int
+    ) -> GroupVectors:
+        """The vectors of ``groups`` groups, ``entries`` (author entries) being in groups
+        ``group_of``."""
+        from scipy.sparse import csr_matrix
+
+        docs = evidence.authors.doc_of_entry.astype(np.int64)[entries]
+        ndocs = len(evidence.live)
+        member = csr_matrix(
+            (np.ones(len(entries), dtype=np.float32), (group_of, docs)), shape=(groups, ndocs)
+        )
+        words = _word_matrix(evidence.words, evidence.live)
+        subjects = _subject_matrix(evidence.subjects, ndocs)
+        counts = np.diff(evidence.words.offsets)
+        words_count = np.zeros(groups, dtype=np.int64)
+        np.add.at(words_count, group_of, counts[docs])
+        return cls(_unit_rows(member @ words), _unit_rows(member @ subjects), words_count)
+
+    def similarity(self, left: IntArray, right: IntArray, settings: Settings) -> FloatArray:
+        """How alike each pair of groups is: ``w * words + (1 - w) * subjects``, the
+        words' cosine scaled (see :class:`Settings`)."""
+        words = np.minimum(_row_dots(self.words, left, right) * settings.words_scale, 1)
+        subjects = _row_dots(self.subjects, left, right)
+        weight = settings.words_weight
+        result: FloatArray = (weight * words + (1 - weight) * subjects).astype(np.float32)
+        return result
+
+
+def _word_matrix(words: DocWords, live: BoolArray) -> Any:
+    """Documents x words: each document's words weighed by their idf, rows of length 1
+    (words on one live document, or on more than a twentieth of them and more than
+    :data:`_COMMON_FLOOR`, weigh nothing)."""
+    from scipy.sparse import csr_matrix
+
+    lengths = np.diff(words.offsets)
+    doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    keep = live[doc_of]
+    vocabulary, inverse, df = np.unique(words.hashes[keep], return_inverse=True, return_counts=True)
+    total = max(int(live.sum()), 1)
+    idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
+    idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
+    matrix = csr_matrix(
+        (idf[inverse], (doc_of[keep], inverse)), shape=(len(lengths), len(vocabulary))
+    )
+    matrix.eliminate_zeros()
+    return _unit_rows(matrix)
+
+
+def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
+    """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight)."""
+    from scipy.sparse import csr_matrix
+
+    labels = subjects.labels
+    archive_ids: dict[str, int] = {}
+    archive_of = np.asarray(
+        [
+            len(labels) + archive_ids.setdefault(label.partition(".")[0].lower(), len(archive_ids))
+            for label in labels
+        ],
+        dtype=np.int64,
+    )
+    value = subjects.value_ids.astype(np.int64)
+    docs = subjects.doc_of_entry.astype(np.int64)
+    rows = np.concatenate([docs, docs])
+    cols = np.concatenate([value, archive_of[value] if len(value) else value])
+    data = np.concatenate([np.ones(len(value)), np.full(len(value), 0.5)]).astype(np.float32)
+    shape = (ndocs, len(labels) + len(archive_ids))
+    return _unit_rows(csr_matrix((data, (rows, cols)), shape=shape))
+
+
+def _unit_rows(matrix: Any) -> Any:
+    """``matrix`` (sparse) with each row scaled to length 1 (empty rows left empty)."""
+    from scipy.sparse import csr_matrix, diags
+
+    matrix = csr_matrix(matrix, dtype=np.float32)
+    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return csr_matrix(diags(scale.astype(np.float32)) @ matrix)
+
+
+def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
+    """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
+    out = np.zeros(len(left), dtype=np.float32)
+    for start in range(0, len(left), chunk):
+        a = matrix[left[start : start + chunk]]
+        b = matrix[right[start : start + chunk]]
+        out[start : start + chunk] = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    return out
+
+
+_GIVEN_PARTS = re.compile(r"[\s.\-]+")
+
+
+def name_forms(label: str) -> tuple[str, str, bool] | None:
+    """A name's surname (its last word, folded), first initial, and whether every given
+    name is an initial (``V. M. Patel``): None for a name of one word."""
+    text = label if label.isascii() else fold(label)
+    if "," in text:
+        family, _, given_part = text.partition(",")
+        words = [*given_part.split(), *family.split()]
+    else:
+        words = text.split()
+    if len(words) < 2:
+        return None
+    given = " ".join(words[:-1])
+    surname = words[-1].lower().strip(".")
+    parts = [p for p in _GIVEN_PARTS.split(given) if p]
+    if not parts:
+        return None
+    return surname, parts[0][0].lower(), all(len(p) == 1 for p in parts)
+
+
+def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) -> IntArray:
+    """Each profile of ``split_of`` -> the profile it is one person with (itself, for most):
+    a profile of a name written with initials (``V. Patel``) is joined to the profile of
+    a full form of the name (``Vishal Patel``, ``Vishal M. Patel``) that shares a co-author
+    with it, else to the one most like it, when that is alike enough and the next full
+    form's is not nearly as alike."""
+    settings = settings or Settings()
+    authors = evidence.authors
+    value = authors.value_ids.astype(np.int64)
+    group = split_of.group
+    target = np.arange(split_of.groups, dtype=np.int64)
+    live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(authors.labels)))
+    full_by_key: dict[tuple[str, str], list[int]] = {}
+    initials: list[tuple[int, tuple[str, str]]] = []
+    for label_id in live_labels.tolist():
+        forms = name_forms(authors.labels[label_id])
+        if forms is None:
+            continue
+        key = (forms[0], forms[1])
+        if forms[2]:
+            initials.append((label_id, key))
+        else:
+            full_by_key.setdefault(key, []).append(label_id)
+    candidates = [
+        (label_id, full)
+        for label_id, key in initials
+        for full in full_by_key.get(key, ())
+        if _compatible(authors.labels[label_id], authors.labels[full])
+    ]
+    if not candidates:
+        return target
+    # The profiles of the names involved, and every (initials' profile, full's profile).
+    involved = np.unique(np.asarray(candidates, dtype=np.int64).ravel())
+    entries = np.flatnonzero(np.isin(value, involved) & (group >= 0))
+    profiles_of: dict[int, list[int]] = {}
+    for label_id, g in set(zip(value[entries].tolist(), group[entries].tolist(), strict=True)):
+        profiles_of.setdefault(label_id, []).append(g)
+    left: list[int] = []
+    right: list[int] = []
+    for initial, full in candidates:
+        for a in profiles_of.get(initial, ()):
+            for b in profiles_of.get(full, ()):
+                left.append(a)
+                right.append(b)
+    pair_left = np.asarray(left, dtype=np.int64)
+    pair_right = np.asarray(right, dtype=np.int64)
+    vectors = GroupVectors.of(evidence, entries, group[entries], split_of.groups)
+    sims = vectors.similarity(pair_left, pair_right, settings)
+    shared = _shared_coauthors(evidence, entries, group[entries], split_of.groups, settings)
+    together = _row_dots(shared, pair_left, pair_right)
+    # A shared co-author counts above any likeness.
+    score = np.where(together > 0, 1 + together, sims).astype(np.float64)
+    order = np.lexsort((-score, pair_left))
+    pair_left, pair_right, score = pair_left[order], pair_right[order], score[order]
+    first = np.flatnonzero(np.r_[True, pair_left[1:] != pair_left[:-1]])
+    second = first + 1
+    has_second = np.r_[second[:-1] < first[1:], second[-1:] < len(pair_left)]
+    runner_up = np.zeros(len(first))
+    runner_up[has_second] = score[second[has_second]]
+    best = score[first]
+    joined = (best > 1) | (
+        (best >= settings.join_threshold) & (best - runner_up >= settings.join_margin)
+    )
+    target[pair_left[first][joined]] = pair_right[first][joined]
+    return target
+
+
+def _compatible(initials: str, full: str) -> bool:
+    """Whether a name of initials stands for the full one by the name rule (``V. M.
+    Patel`` for ``Vishal M. Patel``, not for ``Vishal K. Patel``)."""
+    from pubsearch.index.names import matches, recorded_name
+
+    return matches(recorded_name(initials), recorded_name(full))
+
+
+def _shared_coauthors(
+    evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int, settings: Settings
+) -> Any:
+    """Groups x co-author names (0 or 1), the names on at most ``coauthor_max`` records."""
+    from scipy.sparse import csr_matrix
+
+    authors = evidence.authors
+    value = authors.value_ids.astype(np.int64)
+    docs = authors.doc_of_entry.astype(np.int64)
+    alive = evidence.live[docs]
+    per_label = np.bincount(value[alive], minlength=len(authors.labels))
+    sizes = np.diff(authors.offsets)
+    usable = (
+        alive & (per_label[value] <= settings.coauthor_max) & (sizes[docs] <= settings.max_authors)
+    )
+    incidence = csr_matrix(
+        (np.ones(int(usable.sum()), dtype=np.float32), (docs[usable], value[usable])),
+        shape=(len(evidence.live), len(authors.labels)),
+    )
+    member = csr_matrix(
+        (np.ones(len(entries), dtype=np.float32), (group_of, docs[entries])),
+        shape=(groups, len(evidence.live)),
+    )
+    coauthors = csr_matrix(member @ incidence)
+    # Not the profile's own names.
+    own_names = csr_matrix(
+        (np.ones(len(entries), dtype=np.float32), (group_of, value[entries])),
+        shape=coauthors.shape,
+    )
+    coauthors = coauthors - coauthors.multiply(own_names > 0)
+    coauthors.eliminate_zeros()
+    coauthors.data[:] = 1
+    return coauthors
