@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
-from pubsearch.index import postings, storage, vectors
+from pubsearch.index import people, postings, storage, vectors
 from pubsearch.index.documents import key_term, record_fields, record_from_stored
 from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
+from pubsearch.index.peopletable import PEOPLE_FILE, PeopleTable, changed_labels
 from pubsearch.index.schema import OPTIONAL_FIELDS, analysed_as_now
 from pubsearch.index.segments.workers import write_documents
 from pubsearch.index.segments.writer import merge_small_segments, segment_writer
@@ -104,13 +107,13 @@ def build_index(
             # pickle and pass (the documents repeat the title, abstract and names).
             # Each worker works out the facet values of its segments too (see
             # segment_facets), so that the table is joined, not read, once both are done.
-            parts: list[SegmentFacets] = []
+            parts: list[tuple[SegmentFacets, people.DocWords]] = []
             write_documents(
                 build_dir,
                 documents(),
                 workers=default_workers(workers),
                 to_doc=record_fields,
-                summarize=segment_facets,
+                summarize=segment_summary,
                 summaries=parts,
             )
             check = EprintCheck()
@@ -119,7 +122,10 @@ def build_index(
             # Every paper's identity keys go before the facet table is joined, the build's
             # largest step in memory (a third of the parent's peak at 300,000 records).
             merger = StreamingMerger()
-            _save_facets(build_dir, FacetTable.from_segments(parts), added)
+            facets = FacetTable.from_segments([facet for facet, _ in parts])
+            words = people.DocWords.joined([doc_words for _, doc_words in parts])
+            parts.clear()
+            _save_facets(build_dir, facets, added, words=words)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -134,24 +140,74 @@ def build_index(
         )
 
 
+def segment_summary(reader: Any) -> tuple[SegmentFacets, people.DocWords]:
+    """What a build's worker works out of each segment it wrote: its facet values and its
+    documents' words (for the people table, pubsearch.index.people)."""
+    return segment_facets(reader), people.segment_words(reader)
+
+
 def _save_facets(
-    build_dir: Path, previous: FacetTable | None = None, added: int = 0, tables: bool = True
+    build_dir: Path,
+    previous: FacetTable | None = None,
+    added: int = 0,
+    tables: bool = True,
+    words: people.DocWords | None = None,
+    previous_people: PeopleTable | None = None,
 ) -> None:
     """Save the build's facet table, and with ``tables`` those made from it and the index
     (see tables.save_tables): ``previous`` extended when the build appended ``added``
-    documents to it (deleting some, renumbering none), else read from the whole index."""
+    documents to it (deleting some, renumbering none), else read from the whole index.
+    And the people table (pubsearch.index.peopletable): from ``words`` (the documents'
+    words, as far as they go; the rest read from the index), or with ``previous_people``
+    (an update that renumbered nothing) only for the names whose records changed."""
     ix = storage.open_index(build_dir)
     try:
         with ix.reader() as reader:
-            if previous is not None and reader.doc_count_all() == previous.size + added:
+            extended = previous is not None and reader.doc_count_all() == previous.size + added
+            if previous is not None and extended:
                 table = previous.extended(reader)
             else:
                 table = FacetTable.build(reader)
-            table.save(build_dir, ix.latest_generation())
+                words, previous_people = None, None
+            generation = ix.latest_generation()
+            table.save(build_dir, generation)
             if tables:  # the name and spelling tables, which a query would otherwise build
-                save_tables(build_dir, reader, table, ix.latest_generation())
+                save_tables(build_dir, reader, table, generation)
+            _save_people(build_dir, reader, table, generation, words, previous_people)
     finally:
         ix.close()
+
+
+def _save_people(
+    build_dir: Path,
+    reader: Any,
+    table: FacetTable,
+    generation: int,
+    words: people.DocWords | None,
+    previous: PeopleTable | None,
+) -> None:
+    """Save the people table of the build (see :func:`_save_facets`)."""
+    if previous is not None and len(previous.person) <= len(table.authors.value_ids):
+        changed = _changed_docs(table, previous)
+        words = people.DocWords.of_reader(reader, only=changed)
+        PeopleTable.build(table, words, previous).save(build_dir, generation)
+        return
+    if words is None:
+        words = people.DocWords.of_reader(reader)
+    elif len(words) < table.size:
+        words = people.DocWords.joined([words, people.DocWords.of_reader(reader, len(words))])
+    PeopleTable.build(table, words).save(build_dir, generation)
+
+
+def _changed_docs(table: FacetTable, previous: PeopleTable) -> Any:
+    """The documents of the names whose records changed since ``previous``: those an
+    update splits again."""
+    labels = changed_labels(table, previous)
+    value = table.authors.value_ids
+    docs = table.authors.doc_of_entry[labels[value]]
+    mask = np.zeros(table.size, dtype=np.bool_)
+    mask[docs] = True
+    return mask
 
 
 def default_workers(workers: int | None) -> int:
@@ -238,6 +294,14 @@ def update_index(
             with ix.reader() as reader:
                 previous = FacetTable.load(build_dir, reader, ix.latest_generation())
                 before = _segment_ids(reader)
+            previous_people = (
+                None
+                if previous is None
+                else PeopleTable.load(
+                    build_dir, ix.latest_generation(), len(previous.authors.value_ids)
+                )
+            )
+            (build_dir / PEOPLE_FILE).unlink(missing_ok=True)
             replaced = unchanged = removed = added = 0
             to_doc, dropped = _documents_for(ix.schema)
             writer = segment_writer(ix)
@@ -277,7 +341,13 @@ def update_index(
             ix.close()
             # The name and spelling tables are left to the first search that needs them,
             # which saves them: an update of 1,000 records took 9.6 s building them anew.
-            _save_facets(build_dir, None if renumbered else previous, added, tables=False)
+            _save_facets(
+                build_dir,
+                None if renumbered else previous,
+                added,
+                tables=False,
+                previous_people=None if renumbered else previous_people,
+            )
             _update_vectors(index_dir, live, build_dir, embedder)
             gen = storage.publish(index_dir, build_dir)
         except BaseException:

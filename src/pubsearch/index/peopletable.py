@@ -1,0 +1,206 @@
+"""The people of a generation (:mod:`pubsearch.index.people`'s profiles), saved beside its
+index files (``people.npz``, read mapped): each author entry of the facet table (a record's
+author) -> its person, how it got there and how sure; each person's id.
+
+A person's id is the name of its profile's commonest written form and the smallest record
+id of its records (``yang-liu-3f09c2a1``: the form made a slug, eight hex digits of a
+hash of both), so that it stays the same across updates and rebuilds as long as that
+person's records do (a new record with a smaller id, or records moving between people,
+change it).
+
+An update splits again only the names whose records changed (new records, or records
+removed); the others keep their people and ids, and joins are worked out again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from pubsearch.core import npzfiles
+from pubsearch.index import people
+from pubsearch.index.facets import FacetTable
+from pubsearch.ingest.records import fold
+
+PEOPLE_FILE = "people.npz"
+# Bump when the saved arrays change meaning (an older file is then built anew).
+FORMAT_VERSION = 1
+_SEPARATOR = "\x1f"
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class PeopleTable:
+    """Per author entry: its person (-1 for a deleted record's), how it got there
+    (:data:`pubsearch.index.people.HOW`) and the confidence; per person, its id."""
+
+    person: npt.NDArray[np.int32]
+    how: npt.NDArray[np.uint8]
+    confidence: npt.NDArray[np.float32]
+    ids: tuple[str, ...]
+
+    @classmethod
+    def build(
+        cls,
+        table: FacetTable,
+        words: people.DocWords,
+        previous: PeopleTable | None = None,
+        settings: people.Settings | None = None,
+    ) -> PeopleTable:
+        """The people of ``table``'s authors (``words``: each document's record id and
+        words). With ``previous`` (the table of the generation this one extends: the same
+        entries first, none renumbered), only the names whose records changed are split
+        again; ``words`` need then hold only their documents' words and ids."""
+        evidence = people.Evidence(table.authors, table.subjects, table.live, words)
+        value = table.authors.value_ids.astype(np.int64)
+        docs = table.authors.doc_of_entry.astype(np.int64)
+        changed = None if previous is None else changed_labels(table, previous)
+        split = people.split(evidence, settings, changed)
+        group, how, confidence = split.group, split.how, split.confidence
+        kept_id: dict[int, str] = {}
+        if previous is not None and changed is not None:
+            old = len(previous.person)
+            keep = np.zeros(len(value), dtype=np.bool_)
+            keep[:old] = ~changed[value[:old]] & (previous.person >= 0) & (group[:old] >= 0)
+            group = group.copy()
+            # Kept people after the new ones, by their old number.
+            group[keep] = split.groups + previous.person[keep[:old]]
+            how, confidence = how.copy(), confidence.copy()
+            how[keep] = previous.how[keep[:old]]
+            confidence[keep] = previous.confidence[keep[:old]]
+            for number in np.unique(previous.person[keep[:old]]).tolist():
+                kept_id[split.groups + number] = previous.ids[number]
+        live = group >= 0
+        numbers, dense = np.unique(group[live], return_inverse=True)
+        group = np.full(len(group), -1, dtype=np.int64)
+        group[live] = dense
+        kept_id = {
+            int(i): kept_id[int(n)] for i, n in enumerate(numbers.tolist()) if int(n) in kept_id
+        }
+        regrouped = people.Split(group, how, confidence)
+        target = people.join(evidence, regrouped, settings)
+        person = np.full(len(group), -1, dtype=np.int64)
+        people_numbers, person[live] = np.unique(target[group[live]], return_inverse=True)
+        ids = _ids(table, words, person, value, docs, kept_id, target, people_numbers)
+        return cls(person.astype(np.int32), how, confidence.astype(np.float32), ids)
+
+    def save(self, directory: Path, generation: int) -> None:
+        """Write the table into ``directory`` (a new file, renamed into place)."""
+        packed = _SEPARATOR.join(self.ids).encode("utf-8")
+        npzfiles.save_arrays(
+            directory / PEOPLE_FILE,
+            {
+                "meta": np.asarray(
+                    [FORMAT_VERSION, generation, len(self.person), len(self.ids)], dtype=np.int64
+                ),
+                "person": self.person,
+                "how": self.how,
+                "confidence": self.confidence,
+                "ids": np.frombuffer(packed, dtype=np.uint8),
+            },
+        )
+
+    @classmethod
+    def load(cls, directory: Path, generation: int, entries: int) -> PeopleTable | None:
+        """The table saved in ``directory`` for Whoosh generation ``generation`` of a
+        facet table of ``entries`` author entries; None when there is none or it is for
+        another."""
+        try:
+            data = npzfiles.load_arrays(directory / PEOPLE_FILE)
+            meta = data["meta"]
+            if int(meta[0]) != FORMAT_VERSION or int(meta[1]) != generation:
+                return None
+            if int(meta[2]) != entries:
+                return None
+            count = int(meta[3])
+            ids = bytes(data["ids"]).decode("utf-8").split(_SEPARATOR) if count else []
+            if len(ids) != count:
+                return None
+            return cls(data["person"], data["how"], data["confidence"], tuple(ids))
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+            return None
+
+    def number(self, person_id: str) -> int | None:
+        """The number of the person of id ``person_id`` (None when there is none)."""
+        try:
+            return self.ids.index(person_id)
+        except ValueError:
+            return None
+
+
+def changed_labels(table: FacetTable, previous: PeopleTable) -> BoolArray:
+    """The names on records added since ``previous``, or removed since."""
+    value = table.authors.value_ids.astype(np.int64)
+    docs = table.authors.doc_of_entry.astype(np.int64)
+    old = len(previous.person)
+    alive = table.live[docs]
+    touched = np.zeros(len(value), dtype=np.bool_)
+    touched[old:] = True
+    touched[:old] |= (previous.person >= 0) != alive[:old]
+    changed = np.zeros(len(table.authors.labels), dtype=np.bool_)
+    changed[value[touched]] = True
+    return changed
+
+
+def _ids(
+    table: FacetTable,
+    words: people.DocWords,
+    person: IntArray,
+    value: IntArray,
+    docs: IntArray,
+    kept: dict[int, str],
+    target: IntArray,
+    numbers: IntArray,
+) -> tuple[str, ...]:
+    """Each person's id (see the module's doc); a person wholly of kept people keeps its
+    id."""
+    count = len(numbers)
+    ids: list[str | None] = [None] * count
+    for group, old in kept.items():
+        number = int(np.searchsorted(numbers, target[group]))
+        if target[group] == group and ids[number] is None:
+            ids[number] = old
+    live = np.flatnonzero(person >= 0)
+    need = np.asarray([i is None for i in ids], dtype=np.bool_)
+    entries = live[need[person[live]]]
+    if len(entries):
+        # The commonest written form of each person, and its smallest record id.
+        pairs = person[entries] * len(table.authors.labels) + value[entries]
+        forms, form_counts = np.unique(pairs, return_counts=True)
+        order = np.lexsort(
+            (forms % len(table.authors.labels), -form_counts, forms // len(table.authors.labels))
+        )
+        main: dict[int, int] = {}
+        for pair in forms[order].tolist():
+            main.setdefault(pair // len(table.authors.labels), pair % len(table.authors.labels))
+        smallest: dict[int, str] = {}
+        for entry_person, doc in zip(person[entries].tolist(), docs[entries].tolist(), strict=True):
+            record = words.ids[doc] if doc < len(words.ids) else ""
+            if record and (entry_person not in smallest or record < smallest[entry_person]):
+                smallest[entry_person] = record
+        for number, label in main.items():
+            ids[number] = person_id(table.authors.labels[label], smallest.get(number, ""))
+    return tuple(i or f"person-{n}" for n, i in enumerate(ids))
+
+
+def person_id(name: str, record_id: str) -> str:
+    """The id of the person written ``name`` whose smallest record id is ``record_id``."""
+    key = fold(name)
+    slug = _SLUG.sub("-", key).strip("-") or "person"
+    digest = hashlib.blake2b(f"{key}{_SEPARATOR}{record_id}".encode(), digest_size=4).hexdigest()
+    return f"{slug}-{digest}"
+
+
+def entries_of(table: FacetTable, labels: Sequence[int]) -> IntArray:
+    """The author entries of the names ``labels`` (facet ids)."""
+    return np.flatnonzero(np.isin(table.authors.value_ids, np.asarray(labels, dtype=np.int32)))

@@ -1,0 +1,207 @@
+"""pubsearch.index.people and pubsearch.index.peopletable: names split into people, initials
+joined to full names, the people table saved with a generation and its ids kept across
+updates. Made-up records, written here; and the real seeds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pubsearch.index import people, storage
+from pubsearch.index.build import build_index, update_index
+from pubsearch.index.facets import FacetTable, MultiValued
+from pubsearch.index.peopletable import PeopleTable, person_id
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.ingest.records import Record
+
+BATCH = "large batch training of deep networks with adaptive optimizers on supercomputers"
+CALORIMETER = "calorimeter trigger electronics readout for the liquid argon detector upgrade"
+FACES = (
+    "face recognition and verification of unconstrained images with deep convolutional "
+    "features learned from millions of identities across pose illumination and expression"
+)
+GENOMES = (
+    "genome assembly and annotation pipeline for polyploid crop plants with long sequencing reads"
+)
+
+
+def evidence(
+    records: list[tuple[list[str], list[str], str]],
+) -> people.Evidence:
+    """Evidence of made-up records: (authors, subjects, title) each."""
+    return people.Evidence(
+        authors=MultiValued.from_values([a for a, _, _ in records]),
+        subjects=MultiValued.from_values([s for _, s, _ in records]),
+        live=np.ones(len(records), dtype=np.bool_),
+        words=people.DocWords.of((f"r{i}", t, "") for i, (_, _, t) in enumerate(records)),
+    )
+
+
+def profiles_of(ev: people.Evidence, split: people.Split, name: str) -> list[int]:
+    """Each record's profile of ``name`` (in record order)."""
+    label = ev.authors.ids_by_key[name.lower()]
+    entries = np.flatnonzero(ev.authors.value_ids == label)
+    return split.group[entries].tolist()
+
+
+def filler(count: int) -> list[tuple[list[str], list[str], str]]:
+    """Records of other people, so that words have document frequencies to weigh by."""
+    topics = ["galaxy survey redshift", "protein folding dynamics", "graph coloring bounds"]
+    return [
+        ([f"Other Person{i}"], ["astro-ph.GA"], f"{topics[i % 3]} study number {i}")
+        for i in range(count)
+    ]
+
+
+def test_one_name_of_two_people_is_split_by_coauthors_subjects_and_words() -> None:
+    records = [
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} one"),
+        (["Yang You", "James Demmel", "Kurt Keutzer"], ["cs.LG"], f"{BATCH} two"),
+        (["Yang You", "Kurt Keutzer"], ["cs.LG", "cs.DC"], f"{BATCH} three"),
+        (["Yang You", "Nikolaos Dimopoulos"], ["physics.ins-det"], f"{CALORIMETER} one"),
+        (["Yang You", "Nikolaos Dimopoulos", "Le Xiao"], ["physics.ins-det"], CALORIMETER),
+        *filler(40),
+    ]
+    ev = evidence(records)
+    split = people.split(ev)
+    groups = profiles_of(ev, split, "Yang You")
+    assert len(set(groups[:3])) == 1 and len(set(groups[3:])) == 1
+    assert groups[0] != groups[3]
+    label = ev.authors.ids_by_key["yang you"]
+    entries = np.flatnonzero(ev.authors.value_ids == label)
+    assert {people.HOW[h] for h in split.how[entries]} == {"coauthors"}
+
+
+def test_a_name_of_one_person_stays_one_profile() -> None:
+    records = [
+        (["Ana Ruiz", "Bo Li"], ["cs.LG"], f"{BATCH} a"),
+        (["Ana Ruiz", "Bo Li"], ["physics.ins-det"], f"{CALORIMETER} b"),
+        (["Ana Ruiz"], ["cs.LG"], f"{BATCH} c"),
+        *filler(40),
+    ]
+    ev = evidence(records)
+    assert len(set(profiles_of(ev, people.split(ev), "Ana Ruiz"))) == 1
+
+
+def test_a_record_with_too_little_evidence_goes_to_the_nearest_profile() -> None:
+    records = [
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} one"),
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} two"),
+        (["Yang You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} one"),
+        (["Yang You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} two"),
+        (["Yang You"], ["physics.ins-det"], "A note"),  # two words, no co-author
+        *filler(40),
+    ]
+    ev = evidence(records)
+    split = people.split(ev)
+    groups = profiles_of(ev, split, "Yang You")
+    assert groups[4] == groups[2] != groups[0]
+    label = ev.authors.ids_by_key["yang you"]
+    entry = np.flatnonzero(ev.authors.value_ids == label)[4]
+    assert people.HOW[split.how[entry]] == "nearest"
+    assert 0 < split.confidence[entry] <= 1
+
+
+def test_initials_join_the_full_name_when_they_share_a_coauthor_not_otherwise() -> None:
+    records = [
+        (["Vishal Patel", "Rama Chellappa"], ["cs.CV"], f"{FACES} under pose"),
+        (["V. Patel", "Rama Chellappa"], ["cs.CV"], f"{FACES} with sparse dictionaries"),
+        (["V. Patel", "Sun Kim"], ["q-bio.GN"], f"{GENOMES} of wheat"),
+        (["V. Patel", "Sun Kim"], ["q-bio.GN"], f"{GENOMES} of barley"),
+        *filler(40),
+    ]
+    ev = evidence(records)
+    split = people.split(ev)
+    target = people.join(ev, split)
+    full = profiles_of(ev, split, "Vishal Patel")
+    initials = profiles_of(ev, split, "V. Patel")
+    assert target[initials[0]] == target[full[0]]
+    assert target[initials[1]] != target[full[0]]
+    assert initials[1] == initials[2]
+
+
+@pytest.mark.parametrize(
+    ("label", "forms"),
+    [
+        ("Vishal M. Patel", ("patel", "v", False)),
+        ("V. M. Patel", ("patel", "v", True)),
+        ("Patel, V.", ("patel", "v", True)),
+        ("J.-P. Dupont", ("dupont", "j", True)),
+        ("Plato", None),
+    ],
+)
+def test_name_forms(label: str, forms: tuple[str, str, bool] | None) -> None:
+    assert people.name_forms(label) == forms
+
+
+def _table(index_dir: Path) -> tuple[FacetTable, PeopleTable]:
+    generation = storage.current_generation(index_dir)
+    assert generation is not None
+    ix = storage.open_index(generation)
+    try:
+        with ix.reader() as reader:
+            table = FacetTable.load(generation, reader, ix.latest_generation())
+        assert table is not None
+        found = PeopleTable.load(generation, ix.latest_generation(), len(table.authors.value_ids))
+    finally:
+        ix.close()
+    assert found is not None
+    return table, found
+
+
+def _ids_of(table: FacetTable, found: PeopleTable, name: str) -> Counter[str]:
+    label = table.authors.ids_by_key[name.lower()]
+    entries = np.flatnonzero((table.authors.value_ids == label) & (found.person >= 0))
+    return Counter(found.ids[p] for p in found.person[entries].tolist())
+
+
+def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    index_dir = tmp_path / "ix"
+    build_index(index_dir, read_paths([seeds_dir], ReadReport()))
+    table, before = _table(index_dir)
+    yang_you = _ids_of(table, before, "Yang You")
+    wei_lin = _ids_of(table, before, "Wei Lin")
+    # The seed page's records are all under its name, and its people split it.
+    assert sum(yang_you.values()) == 18 and len(yang_you) >= 2
+    other = Record(
+        title="Large batch optimization for deep learning at scale",
+        abstract=BATCH,
+        authors=("Ana Ruiz", "James Demmel"),
+        year=2022,
+        subjects=("cs.LG",),
+        source="test",
+    )
+    update_index(index_dir, [other])
+    table, after = _table(index_dir)
+    # Their records did not change: the same people, the same ids.
+    assert _ids_of(table, after, "Yang You") == yang_you
+    assert _ids_of(table, after, "Wei Lin") == wei_lin
+    assert _ids_of(table, after, "Ana Ruiz").total() == 1
+    mine = Record(
+        title="Radiation tolerance of the calorimeter trigger transmitter",
+        abstract=CALORIMETER,
+        authors=("Yang You", "Le Xiao"),
+        year=2022,
+        subjects=("physics.ins-det",),
+        source="test",
+    )
+    update_index(index_dir, [mine])
+    table, after = _table(index_dir)
+    # Yang You's records changed: split again, every record still under the name.
+    assert sum(_ids_of(table, after, "Yang You").values()) == 19
+    assert _ids_of(table, after, "Wei Lin") == wei_lin
+    # An identical rebuild gives identical ids.
+    build_index(tmp_path / "again", read_paths([seeds_dir], ReadReport()))
+    table, again = _table(tmp_path / "again")
+    assert _ids_of(table, again, "Yang You") == yang_you
+
+
+def test_person_ids_are_the_name_and_the_smallest_record_id() -> None:
+    assert person_id("Yang You", "2401.00001") == person_id("yang you", "2401.00001")
+    assert person_id("Yang You", "2401.00001") != person_id("Yang You", "2401.00002")
+    assert person_id("Yang You", "2401.00001").startswith("yang-you-")
