@@ -53,6 +53,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 # Commands kept in modules of their own, imported only when run (or listed by --help): a
 # query does not load the indexer's, harvester's, library's and batch run's code.
 LAZY_COMMANDS = {
+    "author": "pubsearch.cli.people:author_command",
     "batch": "pubsearch.cli.batch:batch_command",
     "embed": "pubsearch.cli.indexing:embed_command",
     "follow": "pubsearch.cli.library:follow_command",

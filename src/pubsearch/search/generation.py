@@ -17,6 +17,8 @@ from pubsearch.index import postings
 from pubsearch.index.facets import FacetTable
 from pubsearch.index.lengths import FieldLengths, LengthTable
 from pubsearch.index.names import NameIndex
+from pubsearch.index.people import DocWords
+from pubsearch.index.peopletable import PeopleTable
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Spelling
 from pubsearch.index.tables import keep, name_documents, spelling_table
@@ -69,6 +71,8 @@ class Generation:
     # holds up no search but those that need it.
     _names_lock: threading.Lock = field(default_factory=threading.Lock)
     _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
+    _people: PeopleTable | None = None
+    _people_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def field_lengths(self, searcher: Searcher) -> FieldLengths:
         """This generation's field lengths, read (when first asked) through ``searcher``."""
@@ -105,6 +109,22 @@ class Generation:
                     keep(found.save, directory, generation)
                 self._names = found
             return self._names
+
+    def people(self, searcher: Searcher, table: FacetTable, directory: Path) -> PeopleTable:
+        """The people of this generation's authors (pubsearch.index.peopletable): the table
+        saved with it, read when first asked, or built now when it has none (an index
+        built by an older version), and saved for the next process."""
+        with self._people_lock:
+            if self._people is None:
+                generation = self.index.latest_generation()
+                entries = len(table.authors.value_ids)
+                found = PeopleTable.load(directory, generation, entries)
+                if found is None:
+                    words = DocWords.of_reader(searcher.reader())
+                    found = PeopleTable.build(table, words)
+                    keep(found.save, directory, generation)
+                self._people = found
+            return self._people
 
     def subjects(self, table: FacetTable) -> SubjectIndex:
         """The subjects of this generation, found by what people type (its tables are

@@ -27,7 +27,7 @@ from pubsearch.index.facets import NO_COUNT, BoolArray, FacetTable
 from pubsearch.index.schema import DEFAULT_FIELD, SCORED_FIELDS
 from pubsearch.ingest.readable import readable
 from pubsearch.ingest.records import Record
-from pubsearch.search import ranking, semantic, wellmatched
+from pubsearch.search import profiles, ranking, semantic, wellmatched
 from pubsearch.search.boxwords import BoxWords
 from pubsearch.search.compiler import MIN_STRICT_MATCHES, bare_words, parse_text_query
 from pubsearch.search.corpus import Corpus, generation_time, read_corpus
@@ -585,6 +585,22 @@ class SearchService:
         if gen.name != generation:
             raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
         return self._ranked_page(searcher, None, ranked, request)
+
+    # -- people ----------------------------------------------------------------------------
+
+    def author(self, name: str) -> profiles.AuthorProfiles:
+        """The people the author name ``name`` stands for (pubsearch.search.profiles), most
+        records first. Raises ParameterError when the index has no such author."""
+        gen, searcher = self._searcher()
+        table = self._facet_table(gen, searcher)
+        directory = self.index_dir / gen.name
+        people = gen.people(searcher, table, directory)
+        numbers = profiles.people_numbers(name, table, gen.names(table, directory), people)
+        if not numbers:
+            raise ParameterError("NAME", f"no author {name!r} in the index")
+        found = [profiles.profile(table, people, n, searcher.stored_fields) for n in numbers]
+        found.sort(key=lambda person: (-len(person.records), person.id))
+        return profiles.AuthorProfiles(name, tuple(found))
 
     # -- related records -------------------------------------------------------------------
 

@@ -1,0 +1,144 @@
+"""Author profiles: the people a name stands for (pubsearch.index.people's split and joins,
+read from the generation's people table), each with its written forms, records, subjects,
+years and co-authors, as ``pubsearch author NAME`` and the JSON show them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pubsearch.index.facets import FacetTable
+from pubsearch.index.names import NameIndex
+from pubsearch.index.people import HOW
+from pubsearch.index.peopletable import PeopleTable
+
+# How many co-authors and subjects a profile lists.
+TOP = 10
+
+
+@dataclass(frozen=True)
+class ProfileRecord:
+    """One record of a profile: its id, title and date, and how it came to the person."""
+
+    id: str
+    title: str
+    year: int | None
+    date: str
+    assigned_by: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person of a name."""
+
+    id: str
+    names: tuple[str, ...]  # the written forms, commonest first
+    records: tuple[ProfileRecord, ...]  # newest first
+    subjects: tuple[tuple[str, int], ...]
+    coauthors: tuple[tuple[str, int], ...]
+    years: tuple[tuple[int, int], ...]  # year -> records, oldest first
+    confidence: float
+
+    @property
+    def first_year(self) -> int | None:
+        return self.years[0][0] if self.years else None
+
+    @property
+    def last_year(self) -> int | None:
+        return self.years[-1][0] if self.years else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "names": list(self.names),
+            "records": [r.id for r in self.records],
+            "subjects": dict(self.subjects),
+            "coauthors": dict(self.coauthors),
+            "years": {str(y): n for y, n in self.years},
+            "confidence": round(self.confidence, 3),
+            "assigned_by": {r.id: r.assigned_by for r in self.records},
+        }
+
+
+@dataclass(frozen=True)
+class AuthorProfiles:
+    """The people a typed name stands for, most records first."""
+
+    name: str
+    people: tuple[Person, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "people": [p.to_dict() for p in self.people]}
+
+
+def people_numbers(
+    name: str, table: FacetTable, names: NameIndex, people: PeopleTable
+) -> list[int]:
+    """The people (numbers of ``people``) of the name ``name``: those of its own written
+    forms (``Y. You``, ``You, Y.``), else of every name the name rule finds."""
+    labels = names.same_person(name) or names.find(name)
+    if not labels:
+        return []
+    entries = np.flatnonzero(np.isin(table.authors.value_ids, np.asarray(labels, dtype=np.int32)))
+    found = people.person[entries]
+    return sorted(set(found[found >= 0].tolist()))
+
+
+def person_docs(table: FacetTable, people: PeopleTable, number: int) -> np.ndarray:
+    """The live documents of person ``number``: a boolean mask."""
+    mask = np.zeros(table.size, dtype=np.bool_)
+    entries = np.flatnonzero(people.person == number)
+    mask[table.authors.doc_of_entry[entries]] = True
+    return mask & table.live
+
+
+def profile(table: FacetTable, people: PeopleTable, number: int, stored: Any) -> Person:
+    """Person ``number``'s profile; ``stored(docnum)`` gives a document's stored fields."""
+    authors = table.authors
+    entries = np.flatnonzero(people.person == number)
+    entries = entries[table.live[authors.doc_of_entry[entries]]]
+    docs = authors.doc_of_entry[entries].astype(np.int64)
+    own = authors.value_ids[entries]
+    forms = Counter(authors.labels[v] for v in own.tolist())
+    coauthors: Counter[str] = Counter()
+    own_set = set(own.tolist())
+    for doc in sorted(set(docs.tolist())):
+        values = authors.value_ids[authors.offsets[doc] : authors.offsets[doc + 1]].tolist()
+        coauthors.update(authors.labels[v] for v in values if v not in own_set)
+    subjects: Counter[str] = Counter()
+    for doc in sorted(set(docs.tolist())):
+        values = table.subjects.value_ids[
+            table.subjects.offsets[doc] : table.subjects.offsets[doc + 1]
+        ].tolist()
+        subjects.update(table.subjects.labels[v] for v in values)
+    years = Counter(int(table.years[d]) for d in set(docs.tolist()) if table.years[d] > 0)
+    # Newest first: by date, then year, then record id.
+    records = []
+    for entry, doc in zip(entries.tolist(), docs.tolist(), strict=True):
+        fields = stored(doc)
+        records.append(
+            ProfileRecord(
+                id=fields.get("id", ""),
+                title=fields.get("title", ""),
+                year=int(table.years[doc]) or None,
+                date=str(int(table.dates[doc])) if table.dates[doc] else "",
+                assigned_by=HOW[int(people.how[entry])],
+                confidence=float(people.confidence[entry]),
+            )
+        )
+    records.sort(key=lambda r: (r.date or str(r.year or 0), r.year or 0, r.id), reverse=True)
+    unique = tuple({r.id: r for r in records}.values())
+    confidence = float(np.mean(people.confidence[entries])) if len(entries) else 0.0
+    return Person(
+        id=people.ids[number],
+        names=tuple(name for name, _ in forms.most_common()),
+        records=unique,
+        subjects=tuple(subjects.most_common(TOP)),
+        coauthors=tuple(coauthors.most_common(TOP)),
+        years=tuple(sorted(years.items())),
+        confidence=confidence,
+    )

@@ -1,0 +1,80 @@
+"""Author profiles (pubsearch.search.profiles through SearchService.author) and the
+``pubsearch author`` command, on a real index of the seed pages: "Yang You" is a name of
+several people there (calorimeter electronics, 3D keypoints, large-batch training)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import assert_one_line_error
+from click.testing import CliRunner
+
+from pubsearch.cli.main import main
+from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.service import SearchService
+
+
+def _seed_records(seeds_dir: Path, name: str) -> set[str]:
+    """The ids of the records of the seed page of ``name``."""
+    return {r.id for r in read_paths([seeds_dir], ReadReport()) if name in r.authors}
+
+
+def test_every_record_of_a_seed_page_is_under_its_name_and_no_other(
+    service: SearchService, seeds_dir: Path
+) -> None:
+    for name in ("Yang You", "Wei Lin"):
+        found = service.author(name)
+        records = [r.id for person in found.people for r in person.records]
+        assert len(records) == len(set(records))  # each record in one profile
+        assert set(records) == _seed_records(seeds_dir, name)
+        assert all(person.names == (name,) for person in found.people)
+
+
+def test_a_name_of_several_people_is_split_by_subject(service: SearchService) -> None:
+    found = service.author("Yang You")
+    assert len(found.people) >= 2
+    by_subject: dict[str, set[str]] = {}
+    for person in found.people:
+        for subject, _ in person.subjects:
+            by_subject.setdefault(subject, set()).add(person.id)
+    # The calorimeter electronics and the 3D keypoints are not one person's.
+    assert not by_subject["physics.ins-det"] & by_subject["cs.CV"]
+    largest = found.people[0]
+    assert len(largest.records) == max(len(p.records) for p in found.people)
+    dates = [r.date or str(r.year) for r in largest.records]
+    assert dates == sorted(dates, reverse=True)  # newest first
+    assert sum(n for _, n in largest.years) == len(largest.records)
+
+
+def test_author_json_lists_each_person(seed_index: Path, seeds_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["author", "Yang You", "--format", "json", "--index", str(seed_index)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["name"] == "Yang You"
+    assert len(data["people"]) >= 2
+    for person in data["people"]:
+        assert set(person) >= {"id", "names", "records", "subjects", "coauthors", "years"}
+        assert 0 <= person["confidence"] <= 1
+        assert set(person["assigned_by"]) == set(person["records"])
+        assert set(person["assigned_by"].values()) <= {"only", "coauthors", "words", "nearest"}
+    ids = {r for person in data["people"] for r in person["records"]}
+    assert ids == _seed_records(seeds_dir, "Yang You")
+    assert len({person["id"] for person in data["people"]}) == len(data["people"])
+
+
+def test_author_text_is_a_profile_per_person(seed_index: Path) -> None:
+    result = CliRunner().invoke(main, ["author", "Yang You", "--index", str(seed_index)])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "people of that name in the index" in text
+    assert text.count("Publications and source records attributed to Yang You.") >= 2
+    assert "physics.ins-det (2)" in text
+    assert "Skeleton Merger: an Unsupervised Aligned Keypoint Detector" in text
+
+
+def test_an_unknown_author_is_a_one_line_error(seed_index: Path) -> None:
+    result = CliRunner().invoke(main, ["author", "Nobody Here", "--index", str(seed_index)])
+    assert_one_line_error(result, 2, "NAME", "Nobody Here")
