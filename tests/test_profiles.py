@@ -9,9 +9,11 @@ from pathlib import Path
 
 from cli_support import assert_one_line_error
 from click.testing import CliRunner
+from flask.testing import FlaskClient
 
 from pubsearch.cli.main import main
 from pubsearch.ingest.readers import ReadReport, read_paths
+from pubsearch.search.request import SearchRequest
 from pubsearch.search.service import SearchService
 
 
@@ -78,3 +80,43 @@ def test_author_text_is_a_profile_per_person(seed_index: Path) -> None:
 def test_an_unknown_author_is_a_one_line_error(seed_index: Path) -> None:
     result = CliRunner().invoke(main, ["author", "Nobody Here", "--index", str(seed_index)])
     assert_one_line_error(result, 2, "NAME", "Nobody Here")
+
+
+def _calorimeter_person(service: SearchService) -> str:
+    found = service.author("Yang You")
+    return next(p.id for p in found.people if dict(p.subjects).get("physics.ins-det"))
+
+
+def test_query_person_narrows_to_one_person(service: SearchService, seed_index: Path) -> None:
+    person = _calorimeter_person(service)
+    result = CliRunner().invoke(
+        main,
+        ["query", "--person", person, "--format", "json", "--index", str(seed_index)],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["filters"]["person"] == person
+    assert data["total"] == 2
+    assert all("physics.ins-det" in hit["subjects"] for hit in data["hits"])
+    # The person and a word: that person's records with the word.
+    both = SearchRequest(q="clock", person=person)
+    assert service.search(both).total == 1
+    assert service.search(SearchRequest(q="clock")).total >= 1
+
+
+def test_an_unknown_person_is_a_one_line_error(seed_index: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["query", "--person", "yang-you-00000000", "--index", str(seed_index)]
+    )
+    assert_one_line_error(result, 2, "person", "yang-you-00000000")
+
+
+def test_person_in_a_url(client: FlaskClient, service: SearchService) -> None:
+    person = _calorimeter_person(service)
+    data = client.get("/api/search", query_string={"person": person}).get_json()
+    assert data["total"] == 2
+    assert data["filters"]["person"] == person
+    page = client.get("/", query_string={"person": person, "q": "ATLAS"})
+    assert page.status_code == 200
+    assert f"person={person}" in page.get_data(as_text=True)
+    assert client.get("/api/search", query_string={"person": "nobody-1"}).status_code == 400

@@ -112,6 +112,11 @@ def main() -> None:
 @click.argument("text", nargs=-1)
 @filter_options
 @click.option(
+    "--person",
+    help="Only this person's records (an id that 'pubsearch author NAME' lists), whatever "
+    "name they are written with.",
+)
+@click.option(
     "--sort",
     type=click.Choice(SORT_ORDERS),
     default="relevance",
@@ -162,6 +167,7 @@ def main() -> None:
 def query_command(
     text: tuple[str, ...],
     authors: tuple[str, ...],
+    person: str | None,
     subjects: tuple[str, ...],
     year: str | None,
     sort: str,
@@ -204,6 +210,7 @@ def query_command(
         facet_size=facet_size,
         correct=correct,
         loose=loose,
+        person=person,
     )
     service = SearchService(index_dir_of(index_dir), model=model_dir)
     try:

@@ -80,6 +80,7 @@ def results_to_dict(results: SearchResults) -> dict[str, Any]:
             "author": list(req.authors),
             "subject": list(req.subjects),
             "year": str(req.year) if req.year else None,
+            **({"person": req.person} if req.person else {}),
         },
         "sort": req.sort,
         "mode": results.mode,

@@ -110,7 +110,7 @@ class Generation:
                 self._names = found
             return self._names
 
-    def people(self, searcher: Searcher, table: FacetTable, directory: Path) -> PeopleTable:
+    def people(self, table: FacetTable, directory: Path) -> PeopleTable:
         """The people of this generation's authors (pubsearch.index.peopletable): the table
         saved with it, read when first asked, or built now when it has none (an index
         built by an older version), and saved for the next process."""
@@ -120,7 +120,8 @@ class Generation:
                 entries = len(table.authors.value_ids)
                 found = PeopleTable.load(directory, generation, entries)
                 if found is None:
-                    words = DocWords.of_reader(searcher.reader())
+                    with self.index.reader() as reader:
+                        words = DocWords.of_reader(reader)
                     found = PeopleTable.build(table, words)
                     keep(found.save, directory, generation)
                 self._people = found

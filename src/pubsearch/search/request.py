@@ -74,6 +74,9 @@ class SearchRequest:
     # Count and list, beside the records that match a relaxed query well, those that share
     # only some of its words (pubsearch.search.wellmatched).
     loose: bool = False
+    # Only the records of this person (an id of `pubsearch author NAME`:
+    # pubsearch.index.peopletable), whatever name they are written with.
+    person: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode is not None and self.mode not in MODES:

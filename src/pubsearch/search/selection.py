@@ -16,10 +16,12 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.fields import Schema
 
+from pubsearch.core.errors import ParameterError
 from pubsearch.index.facets import BoolArray, FacetTable, MultiValued
 from pubsearch.ingest.records import fold
 from pubsearch.search.generation import Generation
 from pubsearch.search.masks import DocumentSet
+from pubsearch.search.profiles import person_docs
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import FacetValue
 from pubsearch.search.subjectmatch import SubjectIndex
@@ -33,6 +35,7 @@ class Selection:
     authors: dict[str, list[int]]
     subjects: dict[str, tuple[int, ...]]
     notices: tuple[str, ...] = ()
+    person: BoolArray | None = None  # the documents of the request's person
 
     def masks(self, request: SearchRequest, table: FacetTable) -> dict[str, BoolArray]:
         """Each filter's documents, by facet name."""
@@ -43,6 +46,8 @@ class Selection:
             masks["subject"] = table.subjects.docs_with_ids(_ids(self.subjects))
         if request.year is not None:
             masks["year"] = table.year_mask(request.year.start, request.year.end)
+        if self.person is not None:
+            masks["person"] = self.person
         return masks
 
     def authors_found(self, table: FacetTable) -> dict[str, tuple[str, ...]]:
@@ -72,7 +77,18 @@ def select(
             subjects[typed] = match.ids
             if match.notice:
                 notices.append(match.notice)
-    return Selection(authors, subjects, tuple(dict.fromkeys(notices)))
+    person = None
+    if request.person is not None:
+        people = gen.people(table, directory)
+        number = people.number(request.person)
+        if number is None:
+            raise ParameterError(
+                "person",
+                f"no person {request.person!r} in the index "
+                "(`pubsearch author NAME` lists the people of a name and their ids)",
+            )
+        person = person_docs(table, people, number)
+    return Selection(authors, subjects, tuple(dict.fromkeys(notices)), person)
 
 
 def subject_query(

@@ -594,7 +594,7 @@ class SearchService:
         gen, searcher = self._searcher()
         table = self._facet_table(gen, searcher)
         directory = self.index_dir / gen.name
-        people = gen.people(searcher, table, directory)
+        people = gen.people(table, directory)
         numbers = profiles.people_numbers(name, table, gen.names(table, directory), people)
         if not numbers:
             raise ParameterError("NAME", f"no author {name!r} in the index")

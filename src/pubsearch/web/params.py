@@ -19,7 +19,18 @@ from pubsearch.core.errors import ParameterError
 from pubsearch.search.request import DEFAULT_FACET_SIZE, SearchRequest, parse_year
 
 # Parameters that may be given once; ``author`` and ``subject`` may be repeated.
-SINGLE = ("q", "year", "sort", "mode", "page", "page_size", "facet_size", "correct", "loose")
+SINGLE = (
+    "q",
+    "year",
+    "sort",
+    "mode",
+    "page",
+    "page_size",
+    "facet_size",
+    "correct",
+    "loose",
+    "person",
+)
 REPEATABLE = ("author", "subject")
 NAMES = (*SINGLE, *REPEATABLE)
 
@@ -80,6 +91,7 @@ def request_from_params(params: Params, *, facets: bool = True) -> SearchRequest
         correct=_flag(params, "correct", _DEFAULTS.correct),
         mode=_single(params, "mode"),  # type: ignore[arg-type]  # SearchRequest checks it
         loose=_flag(params, "loose", _DEFAULTS.loose),
+        person=_single(params, "person"),
     )
 
 
@@ -105,6 +117,8 @@ def params_from_request(request: SearchRequest) -> list[tuple[str, str]]:
     pairs += [("subject", s) for s in request.subjects]
     if request.year is not None:
         pairs.append(("year", str(request.year)))
+    if request.person is not None:
+        pairs.append(("person", request.person))
     optional: Iterable[tuple[str, object, object]] = (
         ("sort", request.sort, _DEFAULTS.sort),
         ("page", request.page, _DEFAULTS.page),
