@@ -120,3 +120,14 @@ def test_person_in_a_url(client: FlaskClient, service: SearchService) -> None:
     assert page.status_code == 200
     assert f"person={person}" in page.get_data(as_text=True)
     assert client.get("/api/search", query_string={"person": "nobody-1"}).status_code == 400
+
+
+def test_author_page_and_its_errors(client: FlaskClient) -> None:
+    page = client.get("/author/Yang You")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert html.count('class="profile"') >= 2
+    assert "Publications and source records attributed to Yang You." in html
+    missing = client.get("/author/Nobody Here")
+    assert missing.status_code == 400
+    assert "Nobody Here" in missing.get_data(as_text=True)

@@ -2,6 +2,7 @@
 
 /                         the search page (q, author, subject, year, sort, page, ...)
 /related/<id>             records most like one record, as a results page
+/author/<name>            the people of an author name, a profile each
 /export.bib|ris|json|csv|jsonl     every page of the current results (capped), as a
                           download (json: CSL JSON)
 /api/search               the JSON of `pubsearch query --format json --facets`
@@ -130,6 +131,23 @@ def _export_params(related: Record | None, tag: str | None) -> str:
     if related is not None:
         return urlencode({"related": related.id})
     return urlencode({"tag": tag}) if tag is not None else ""
+
+
+@bp.get("/author/<path:name>")
+def author_page(name: str) -> str:
+    found = service().author(name)
+    return render_template(
+        "author.html",
+        profiles=found,
+        most={p.id: max((n for _, n in p.years), default=1) for p in found.people},
+        person_url=lambda person: search_url(
+            url_for(".search_page"), SearchRequest(person=person, sort="newest")
+        ),
+        record_url=lambda record_id: search_url(
+            url_for(".search_page"), SearchRequest(q=record_id)
+        ),
+        author_url=lambda author: url_for(".author_page", name=author),
+    )
 
 
 # -- export --------------------------------------------------------------------------------
