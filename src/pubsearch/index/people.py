@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -48,6 +50,7 @@ HOW = ("only", "coauthors", "words", "nearest")
 # A word is too common to tell people apart on more than a twentieth of the records, and
 # more than this many (a small index's words are not all common).
 _COMMON_FLOOR = 20
+_BUCKETS = 1 << 22
 _WORD = re.compile(r"[a-z][a-z0-9]+(?:-[a-z0-9]+)*")
 _STOP = frozenset(
     """the and for with from that this these those are was were have has had been being
@@ -73,6 +76,7 @@ class Settings:
     # share a co-author, or are at least this alike and the next full form is not close.
     join_threshold: float = 0.9
     join_margin: float = 0.1
+    join_choices: int = 3  # initials of more full names than this join by co-authors only
 
 
 def text_words(title: str, abstract: str) -> set[str]:
@@ -170,6 +174,21 @@ class Evidence:
     subjects: MultiValued
     live: BoolArray
     words: DocWords
+
+    @cached_property
+    def word_matrix(self) -> Any:
+        """Documents x words (see :func:`_word_matrix`), made once."""
+        return _word_matrix(self.words, self.live)
+
+    @cached_property
+    def subject_matrix(self) -> Any:
+        """Documents x subjects (see :func:`_subject_matrix`), made once."""
+        return _subject_matrix(self.subjects, len(self.live))
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """The author names by id, decoded once."""
+        return list(self.authors.labels)
 
 
 def split(
@@ -456,8 +475,8 @@ class GroupVectors:
         member = csr_matrix(
             (np.ones(len(entries), dtype=np.float32), (group_of, docs)), shape=(groups, ndocs)
         )
-        words = _word_matrix(evidence.words, evidence.live)
-        subjects = _subject_matrix(evidence.subjects, ndocs)
+        words = evidence.word_matrix
+        subjects = evidence.subject_matrix
         counts = np.diff(evidence.words.offsets)
         words_count = np.zeros(groups, dtype=np.int64)
         np.add.at(words_count, group_of, counts[docs])
@@ -482,13 +501,14 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     lengths = np.diff(words.offsets)
     doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     keep = live[doc_of]
-    vocabulary, inverse, df = np.unique(words.hashes[keep], return_inverse=True, return_counts=True)
+    # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
+    # with bincount rather than sorted.
+    inverse = (words.hashes[keep] & (_BUCKETS - 1)).astype(np.int64)
+    df = np.bincount(inverse, minlength=_BUCKETS)
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
-    matrix = csr_matrix(
-        (idf[inverse], (doc_of[keep], inverse)), shape=(len(lengths), len(vocabulary))
-    )
+    matrix = csr_matrix((idf[inverse], (doc_of[keep], inverse)), shape=(len(lengths), _BUCKETS))
     matrix.eliminate_zeros()
     return _unit_rows(matrix)
 
@@ -517,12 +537,16 @@ def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
 
 def _unit_rows(matrix: Any) -> Any:
     """``matrix`` (sparse) with each row scaled to length 1 (empty rows left empty)."""
-    from scipy.sparse import csr_matrix, diags
+    from scipy.sparse import csr_matrix
 
     matrix = csr_matrix(matrix, dtype=np.float32)
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    matrix.sum_duplicates()
+    lengths = np.diff(matrix.indptr)
+    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
+    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    return csr_matrix(diags(scale.astype(np.float32)) @ matrix)
+    matrix.data *= scale[rows].astype(np.float32)
+    return matrix
 
 
 def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
@@ -565,14 +589,15 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
     form's is not nearly as alike."""
     settings = settings or Settings()
     authors = evidence.authors
+    labels = evidence.labels
     value = authors.value_ids.astype(np.int64)
     group = split_of.group
     target = np.arange(split_of.groups, dtype=np.int64)
-    live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(authors.labels)))
+    live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(labels)))
     full_by_key: dict[tuple[str, str], list[int]] = {}
     initials: list[tuple[int, tuple[str, str]]] = []
     for label_id in live_labels.tolist():
-        forms = name_forms(authors.labels[label_id])
+        forms = name_forms(labels[label_id])
         if forms is None:
             continue
         key = (forms[0], forms[1])
@@ -584,7 +609,7 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
         (label_id, full)
         for label_id, key in initials
         for full in full_by_key.get(key, ())
-        if _compatible(authors.labels[label_id], authors.labels[full])
+        if _compatible(labels[label_id], labels[full])
     ]
     if not candidates:
         return target
@@ -594,19 +619,32 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
     profiles_of: dict[int, list[int]] = {}
     for label_id, g in set(zip(value[entries].tolist(), group[entries].tolist(), strict=True)):
         profiles_of.setdefault(label_id, []).append(g)
+    choices = Counter(initial for initial, _ in candidates)
     left: list[int] = []
     right: list[int] = []
+    likeness: list[bool] = []
     for initial, full in candidates:
         for a in profiles_of.get(initial, ()):
             for b in profiles_of.get(full, ()):
                 left.append(a)
                 right.append(b)
+                likeness.append(choices[initial] <= settings.join_choices)
     pair_left = np.asarray(left, dtype=np.int64)
     pair_right = np.asarray(right, dtype=np.int64)
+    # Likeness only where the initials stand for few full names (Y. Liu's dozens of Yang,
+    # Yi and Yu Liu: a shared co-author or nothing).
+    alike = np.asarray(likeness, dtype=np.bool_)
     vectors = GroupVectors.of(evidence, entries, group[entries], split_of.groups)
-    sims = vectors.similarity(pair_left, pair_right, settings)
+    sims = np.zeros(len(pair_left), dtype=np.float32)
+    sims[alike] = vectors.similarity(pair_left[alike], pair_right[alike], settings)
     shared = _shared_coauthors(evidence, entries, group[entries], split_of.groups, settings)
-    together = _row_dots(shared, pair_left, pair_right)
+    # Co-authors shared: the product of the two sides' co-authors holds only the pairs that
+    # share one, read at the candidate pairs.
+    lefts, rights = np.unique(pair_left), np.unique(pair_right)
+    product = (shared[lefts] @ shared[rights].T).tocsr()
+    together = np.asarray(
+        product[np.searchsorted(lefts, pair_left), np.searchsorted(rights, pair_right)]
+    ).ravel()
     # A shared co-author counts above any likeness.
     score = np.where(together > 0, 1 + together, sims).astype(np.float64)
     order = np.lexsort((-score, pair_left))

@@ -174,28 +174,34 @@ def _ids(
     need = np.asarray([i is None for i in ids], dtype=np.bool_)
     entries = live[need[person[live]]]
     if len(entries):
-        # The commonest written form of each person, and its smallest record id.
-        pairs = person[entries] * len(table.authors.labels) + value[entries]
+        labels = list(table.authors.labels)
+        size = len(labels)
+        # The commonest written form of each person (ties: the first name id).
+        pairs = person[entries] * size + value[entries]
         forms, form_counts = np.unique(pairs, return_counts=True)
-        order = np.lexsort(
-            (forms % len(table.authors.labels), -form_counts, forms // len(table.authors.labels))
-        )
-        main: dict[int, int] = {}
-        for pair in forms[order].tolist():
-            main.setdefault(pair // len(table.authors.labels), pair % len(table.authors.labels))
-        smallest: dict[int, str] = {}
-        for entry_person, doc in zip(person[entries].tolist(), docs[entries].tolist(), strict=True):
-            record = words.ids[doc] if doc < len(words.ids) else ""
-            if record and (entry_person not in smallest or record < smallest[entry_person]):
-                smallest[entry_person] = record
+        order = np.lexsort((forms % size, -form_counts, forms // size))
+        owners = forms[order] // size
+        first = np.r_[True, owners[1:] != owners[:-1]]
+        main = dict(zip(owners[first].tolist(), (forms[order][first] % size).tolist(), strict=True))
+        # Its smallest record id: the documents ranked by their ids once.
+        record_ids = np.asarray(words.ids + ("",) * max(0, table.size - len(words.ids)))
+        order = np.argsort(record_ids, kind="stable")
+        in_order = record_ids[order]
+        rank = np.empty(len(record_ids), dtype=np.int64)
+        rank[order] = np.arange(len(record_ids))
+        rank[record_ids == ""] = len(record_ids)  # no id: last
+        smallest = np.full(len(ids), len(record_ids), dtype=np.int64)
+        np.minimum.at(smallest, person[entries], rank[docs[entries]])
         for number, label in main.items():
-            ids[number] = person_id(table.authors.labels[label], smallest.get(number, ""))
+            at = int(smallest[number])
+            record = str(in_order[at]) if at < len(record_ids) else ""
+            ids[number] = person_id(labels[label], record)
     return tuple(i or f"person-{n}" for n, i in enumerate(ids))
 
 
 def person_id(name: str, record_id: str) -> str:
     """The id of the person written ``name`` whose smallest record id is ``record_id``."""
-    key = fold(name)
+    key = name.lower() if name.isascii() else fold(name)
     slug = _SLUG.sub("-", key).strip("-") or "person"
     digest = hashlib.blake2b(f"{key}{_SEPARATOR}{record_id}".encode(), digest_size=4).hexdigest()
     return f"{slug}-{digest}"
