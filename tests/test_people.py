@@ -205,3 +205,17 @@ def test_person_ids_are_the_name_and_the_smallest_record_id() -> None:
     assert person_id("Yang You", "2401.00001") == person_id("yang you", "2401.00001")
     assert person_id("Yang You", "2401.00001") != person_id("Yang You", "2401.00002")
     assert person_id("Yang You", "2401.00001").startswith("yang-you-")
+
+
+def test_records_of_a_name_that_all_say_too_little_stay_together() -> None:
+    # Two records of one name, no co-author in common, a few words each: each is a lone
+    # record with nothing else of its name to go to, so they are one profile.
+    records = [
+        (["Kim Sorensen"], ["cs.LG"], "sparse models"),
+        (["Kim Sorensen"], ["q-bio.GN"], "crop genomes"),
+        *filler(40),
+    ]
+    ev = evidence(records)
+    split = people.split(ev)
+    groups = profiles_of(ev, split, "Kim Sorensen")
+    assert len(set(groups)) == 1

@@ -679,6 +679,11 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
         """Add to the pool the postings left to be made when the segment is written (none
         here)."""
 
+    def kept_for_summary(self) -> Any:
+        """What the writer kept of the segment's documents for ``finish_segment``'s
+        ``summarize`` (none here; see pubsearch.index.segments.writer)."""
+        return None
+
     def write_lengths(self) -> None:
         """What Whoosh's ``W3PerDocWriter.add_field`` writes of a document's field lengths
         (a byte in a column, added to the field's total), for the whole segment at once."""
@@ -732,11 +737,12 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
 
     def finish_segment(
         self,
-        summarize: Callable[[Any], Any] | None = None,
+        summarize: Callable[[Any, Any], Any] | None = None,
         summaries: list[Any] | None = None,
     ) -> Any:
         """Write out the segment without committing a table of contents (and with
-        ``summarize``, append to ``summaries`` what it makes of a reader of the segment).
+        ``summarize``, append to ``summaries`` what it makes of a reader of the segment
+        and of what the writer kept for it, :meth:`kept_for_summary`).
 
         The writer's temporary directory is shared by every writer of the index (Whoosh
         names it after the index), so it is left for the committing writer to remove.
@@ -746,7 +752,7 @@ class PoolSegmentWriter(SegmentWriter):  # type: ignore[misc]  # whoosh is Any t
         if summarize is not None and summaries is not None:
             reader = SegmentReader(self.storage, self.schema, segment)
             try:
-                summaries.append(summarize(reader))
+                summaries.append(summarize(reader, self.kept_for_summary()))
             finally:
                 reader.close()
         return segment

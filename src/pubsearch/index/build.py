@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pubsearch.core import forked
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
 from pubsearch.index import people, postings, storage, vectors
@@ -140,10 +141,11 @@ def build_index(
         )
 
 
-def segment_summary(reader: Any) -> tuple[SegmentFacets, people.DocWords]:
+def segment_summary(reader: Any, kept: Any) -> tuple[SegmentFacets, people.DocWords]:
     """What a build's worker works out of each segment it wrote: its facet values and its
-    documents' words (for the people table, pubsearch.index.people)."""
-    return segment_facets(reader), people.segment_words(reader)
+    documents' words (for the people table, pubsearch.index.people; from the terms its
+    writer ``kept``, where it kept them)."""
+    return segment_facets(reader), people.segment_words(reader, kept)
 
 
 def _save_facets(
@@ -171,32 +173,50 @@ def _save_facets(
                 words, previous_people = None, None
             generation = ix.latest_generation()
             table.save(build_dir, generation)
-            if tables:  # the name and spelling tables, which a query would otherwise build
+            step = _people_step(build_dir, reader, table, generation, words, previous_people)
+            if not tables:
+                step()
+                return
+            # The people table is made in a child process while this one makes the name
+            # and spelling tables (which a query would otherwise build): on two CPUs, the
+            # build's serial tail does not grow by it (docs/people.md).
+            beside = forked.Step(step, "the people table")
+            try:
                 save_tables(build_dir, reader, table, generation)
-            _save_people(build_dir, reader, table, generation, words, previous_people)
+            except BaseException:
+                beside.cancel()
+                raise
+            beside.wait()
     finally:
         ix.close()
 
 
-def _save_people(
+def _people_step(
     build_dir: Path,
     reader: Any,
     table: FacetTable,
     generation: int,
     words: people.DocWords | None,
     previous: PeopleTable | None,
-) -> None:
-    """Save the people table of the build (see :func:`_save_facets`)."""
+) -> Callable[[], None]:
+    """What saves the people table of the build (see :func:`_save_facets`): the words it
+    needs are read here, from ``reader``, where ``words`` lacks them; the step reads no
+    file."""
     if previous is not None and len(previous.person) <= len(table.authors.value_ids):
-        changed = _changed_docs(table, previous)
-        words = people.DocWords.of_reader(reader, only=changed)
-        PeopleTable.build(table, words, previous).save(build_dir, generation)
-        return
-    if words is None:
-        words = people.DocWords.of_reader(reader)
-    elif len(words) < table.size:
-        words = people.DocWords.joined([words, people.DocWords.of_reader(reader, len(words))])
-    PeopleTable.build(table, words).save(build_dir, generation)
+        words = people.DocWords.of_reader(reader, only=_changed_docs(table, previous))
+    else:
+        previous = None
+        if words is None:
+            words = people.DocWords.of_reader(reader)
+        elif len(words) < table.size:
+            rest = people.DocWords.of_reader(reader, len(words))
+            words = people.DocWords.joined([words, rest])
+    found = words
+
+    def step() -> None:
+        PeopleTable.build(table, found, previous).save(build_dir, generation)
+
+    return step
 
 
 def _changed_docs(table: FacetTable, previous: PeopleTable) -> Any:

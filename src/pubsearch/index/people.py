@@ -23,6 +23,7 @@ confidence. A name whose records never split is one profile.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections import Counter
@@ -51,7 +52,6 @@ HOW = ("only", "coauthors", "words", "nearest")
 # more than this many (a small index's words are not all common).
 _COMMON_FLOOR = 20
 _BUCKETS = 1 << 22
-_WORD = re.compile(r"[a-z][a-z0-9]+(?:-[a-z0-9]+)*")
 _STOP = frozenset(
     """the and for with from that this these those are was were have has had been being
     which their there than then into onto over under using use used based via our its can
@@ -79,11 +79,60 @@ class Settings:
     join_choices: int = 3  # initials of more full names than this join by co-authors only
 
 
-def text_words(title: str, abstract: str) -> set[str]:
-    """The words of a record's title and abstract that tell its subject: lower case, of
-    three letters or more, without the commonest words."""
-    found = _WORD.findall(f"{title} {abstract}".lower())
-    return {w for w in found if len(w) > 2 and w not in _STOP}
+def text_words(title: str, abstract: str, analyzer: Any = None) -> set[str]:
+    """The words of a record's title and abstract that tell its subject: the terms the
+    index's ``content`` field has for them (``analyzer``'s, by default the schema's text
+    analyzer: folded, lower case, stemmed), but for the commonest words, those of fewer
+    than three letters and those that do not begin with a letter."""
+    if analyzer is None:
+        analyzer = _default_analyzer()
+    found: set[str] = set()
+    for text in (title, abstract):
+        if not text:
+            continue
+        words = analyzer.index_words(text) if hasattr(analyzer, "index_words") else None
+        found.update(words.stems if words is not None else (t.text for t in analyzer(text)))
+    stops = _stop_terms(analyzer)
+    return {w for w in found if _kept(w, stops)}
+
+
+def _kept(term: str, stops: frozenset[str]) -> bool:
+    return len(term) > 2 and term[0].isalpha() and term not in stops
+
+
+def _default_analyzer() -> Any:
+    global _ANALYZER
+    if _ANALYZER is None:
+        from pubsearch.index.schema import text_analyzer
+
+        _ANALYZER = text_analyzer()
+    return _ANALYZER
+
+
+_ANALYZER: Any = None
+_STOPS: dict[int, frozenset[str]] = {}
+
+
+def _stop_terms(analyzer: Any) -> frozenset[str]:
+    """:data:`_STOP`'s words as ``analyzer`` indexes them (``using`` is ``use``)."""
+    key = id(analyzer)
+    stops = _STOPS.get(key)
+    if stops is None:
+        stems = {t.text for t in analyzer(" ".join(sorted(_STOP)))}
+        stops = _STOPS[key] = frozenset(stems | _STOP)
+    return stops
+
+
+def term_hashes(terms: Sequence[bytes | str], analyzer: Any = None) -> UInt32Array:
+    """Each term's 32-bit hash (the same in every process), 0 for a term :func:`text_words`
+    leaves out."""
+    stops = _stop_terms(analyzer if analyzer is not None else _default_analyzer())
+    out = np.zeros(len(terms), dtype=np.uint32)
+    for number, term in enumerate(terms):
+        text = term.decode("utf-8") if isinstance(term, bytes) else term
+        if _kept(text, stops):
+            out[number] = zlib.crc32(text.encode("utf-8")) or 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -96,19 +145,19 @@ class DocWords:
     hashes: UInt32Array
 
     @classmethod
-    def of(cls, docs: Iterable[tuple[str, str, str]]) -> DocWords:
-        """From each document's (record id, title, abstract)."""
+    def of(cls, docs: Iterable[tuple[str, str, str]], analyzer: Any = None) -> DocWords:
+        """From each document's (record id, title, abstract), by :func:`text_words`."""
         vocabulary: dict[str, int] = {}
         ids: list[str] = []
         lengths: list[int] = []
         codes: list[int] = []
         for record_id, title, abstract in docs:
             ids.append(record_id)
-            words = text_words(title, abstract)
+            words = text_words(title, abstract, analyzer)
             lengths.append(len(words))
             codes.extend([vocabulary.setdefault(w, len(vocabulary)) for w in words])
         table = np.fromiter(
-            (zlib.crc32(w.encode("utf-8")) for w in vocabulary),
+            ((zlib.crc32(w.encode("utf-8")) or 1) for w in vocabulary),
             dtype=np.uint32,
             count=len(vocabulary),
         )
@@ -117,9 +166,30 @@ class DocWords:
         return cls(tuple(ids), offsets, table[np.asarray(codes, dtype=np.int64)])
 
     @classmethod
+    def of_terms(
+        cls,
+        ids: Sequence[str],
+        docs: npt.NDArray[np.uint32],
+        termnums: npt.NDArray[np.uint32],
+        terms: Sequence[bytes | str],
+        analyzer: Any = None,
+    ) -> DocWords:
+        """From a segment's (document, term number) pairs, sorted by document, and its
+        terms by number (what the index's writer made of each document: no text is read
+        again); ``ids`` by document."""
+        hashes = term_hashes(terms, analyzer)[termnums.astype(np.int64)]
+        keep = hashes != 0
+        counts = np.bincount(docs[keep].astype(np.int64), minlength=len(ids))
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return cls(tuple(ids), offsets, hashes[keep])
+
+    @classmethod
     def of_reader(cls, reader: Any, start: int = 0, only: BoolArray | None = None) -> DocWords:
         """Of the documents an index reader reads, from ``start`` on (deleted ones, and
-        with ``only`` those it leaves out, have no words and no id)."""
+        with ``only`` those it leaves out, have no words and no id), from their stored
+        titles and abstracts, analysed as the schema's ``content`` field."""
+        analyzer = _content_analyzer(reader)
 
         def docs() -> Iterable[tuple[str, str, str]]:
             for docnum in range(start, reader.doc_count_all()):
@@ -129,7 +199,7 @@ class DocWords:
                 stored = reader.stored_fields(docnum)
                 yield stored.get("id", ""), stored.get("title", ""), stored.get("abstract", "")
 
-        return cls.of(docs())
+        return cls.of(docs(), analyzer)
 
     @classmethod
     def joined(cls, parts: Sequence[DocWords]) -> DocWords:
@@ -147,8 +217,21 @@ class DocWords:
         return len(self.ids)
 
 
-def segment_words(reader: Any) -> DocWords:
-    """The words of a segment's documents (run by the worker that wrote it)."""
+def _content_analyzer(reader: Any) -> Any:
+    from pubsearch.index.schema import DEFAULT_FIELD
+
+    schema = reader.schema
+    return schema[DEFAULT_FIELD].analyzer if DEFAULT_FIELD in schema else _default_analyzer()
+
+
+def segment_words(reader: Any, kept: Any = None) -> DocWords:
+    """The words of a segment's documents (run by the worker that wrote it): from the
+    terms its writer kept (``kept``, a pubsearch.index.segments.writer.DocumentTerms), else
+    from the stored titles and abstracts."""
+    if kept is not None and len(kept.ids) == reader.doc_count_all():
+        return DocWords.of_terms(
+            kept.ids, kept.docs, kept.termnums, kept.terms, _content_analyzer(reader)
+        )
     return DocWords.of_reader(reader)
 
 
@@ -379,6 +462,13 @@ def _pairs(order: IntArray, starts: IntArray, sizes: IntArray) -> tuple[IntArray
     return order[at_left[sort]], order[at_right[sort]]
 
 
+@functools.cache
+def _upper(size: int) -> tuple[IntArray, IntArray]:
+    """The indices of a ``size`` x ``size`` matrix's upper triangle (``np.triu_indices``)."""
+    i, j = np.triu_indices(size, k=1)
+    return i, j
+
+
 def _average_linkage(
     members: IntArray,
     sims: FloatArray,
@@ -392,8 +482,10 @@ def _average_linkage(
     average similarity (over their groups' pairs, weighed by records) is at least the
     threshold."""
     size = len(members)
+    if float(sims.max()) < settings.threshold:
+        return  # no two alike enough: nothing joins
     matrix = np.zeros((size, size), dtype=np.float64)
-    i, j = np.triu_indices(size, k=1)
+    i, j = _upper(size)
     matrix[i, j] = sims
     matrix[j, i] = sims
     weights = comp_size[members].astype(np.float64)
@@ -442,8 +534,9 @@ def _to_nearest(
     s = s + comp_size[b] * 1e-9
     order = np.lexsort((-s, a))
     a, b = a[order], b[order]
-    first = np.r_[True, a[1:] != a[:-1]]
-    final[a[first]] = final[b[first]]
+    if len(a):
+        first = np.r_[True, a[1:] != a[:-1]]
+        final[a[first]] = final[b[first]]
     # Those of a name with nothing else: together, in the first of them.
     left_alone = lone[np.isin(lone, a, invert=True)]
     labels = comp_label[left_alone]
@@ -508,8 +601,16 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
-    matrix = csr_matrix((idf[inverse], (doc_of[keep], inverse)), shape=(len(lengths), _BUCKETS))
-    matrix.eliminate_zeros()
+    # Columns only for the words that weigh something (a few hundred thousand of 4M).
+    weighing = np.flatnonzero(idf)
+    column = np.full(_BUCKETS, -1, dtype=np.int64)
+    column[weighing] = np.arange(len(weighing))
+    cols = column[inverse]
+    used = cols >= 0
+    matrix = csr_matrix(
+        (idf[inverse][used], (doc_of[keep][used], cols[used])),
+        shape=(len(lengths), max(len(weighing), 1)),
+    )
     return _unit_rows(matrix)
 
 
@@ -566,6 +667,12 @@ def name_forms(label: str) -> tuple[str, str, bool] | None:
     """A name's surname (its last word, folded), first initial, and whether every given
     name is an initial (``V. M. Patel``): None for a name of one word."""
     text = label if label.isascii() else fold(label)
+    if "," not in text and "." not in text and "-" not in text:
+        words = text.split()  # the common case: given names whole, no punctuation
+        if len(words) < 2:
+            return None
+        names = words[:-1]
+        return words[-1].lower(), names[0][0].lower(), max(map(len, names)) == 1
     if "," in text:
         family, _, given_part = text.partition(",")
         words = [*given_part.split(), *family.split()]
@@ -605,11 +712,12 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
             initials.append((label_id, key))
         else:
             full_by_key.setdefault(key, []).append(label_id)
+    compatible = _Compatible(labels)
     candidates = [
         (label_id, full)
         for label_id, key in initials
         for full in full_by_key.get(key, ())
-        if _compatible(labels[label_id], labels[full])
+        if compatible(label_id, full)
     ]
     if not candidates:
         return target
@@ -662,12 +770,26 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
     return target
 
 
-def _compatible(initials: str, full: str) -> bool:
-    """Whether a name of initials stands for the full one by the name rule (``V. M.
-    Patel`` for ``Vishal M. Patel``, not for ``Vishal K. Patel``)."""
-    from pubsearch.index.names import matches, recorded_name
+class _Compatible:
+    """Whether a name of initials stands for a full one by the name rule (``V. M. Patel``
+    for ``Vishal M. Patel``, not for ``Vishal K. Patel``), by name id: each name read once."""
 
-    return matches(recorded_name(initials), recorded_name(full))
+    def __init__(self, labels: Sequence[str]) -> None:
+        from pubsearch.index.names import matches, recorded_name
+
+        self._labels = labels
+        self._matches = matches
+        self._read = recorded_name
+        self._names: dict[int, Any] = {}
+
+    def _name(self, label_id: int) -> Any:
+        name = self._names.get(label_id)
+        if name is None:
+            name = self._names[label_id] = self._read(self._labels[label_id])
+        return name
+
+    def __call__(self, initials: int, full: int) -> bool:
+        return bool(self._matches(self._name(initials), self._name(full)))
 
 
 def _shared_coauthors(

@@ -45,7 +45,7 @@ def _worker(
     results: Any,
     docs_per_segment: int,
     to_doc: Callable[[Any], Doc] | None = None,
-    summarize: Callable[[Any], Any] | None = None,
+    summarize: Callable[[Any, Any], Any] | None = None,
     number: int = 0,
 ) -> None:
     """Worker process ``number``: write the documents of each batch from ``jobs`` (or
@@ -112,7 +112,7 @@ def write_documents(
     docs_per_segment: int | None = None,
     parallel_threshold: int | None = None,
     to_doc: Callable[[Any], Doc] | None = None,
-    summarize: Callable[[Any], Any] | None = None,
+    summarize: Callable[[Any, Any], Any] | None = None,
     summaries: list[Any] | None = None,
 ) -> int:
     """Add ``docs`` to the (new, empty) index in ``index_dir`` and commit; return the count.
@@ -128,8 +128,9 @@ def write_documents(
     the items, which can be smaller than the documents.
 
     With ``summarize`` (module-level too), ``summaries`` receives what it makes of a
-    reader of each segment, in the order of the segments in the index, computed where the
-    segment was written.
+    reader of each segment and of what its writer kept of the documents (a
+    :class:`~pubsearch.index.segments.writer.DocumentTerms`, or None), in the order of
+    the segments in the index, computed where the segment was written.
     """
     with gcpause.paused():
         return _write_documents(
@@ -151,7 +152,7 @@ def _write_documents(
     docs_per_segment: int | None,
     parallel_threshold: int | None,
     to_doc: Callable[[Any], Doc] | None,
-    summarize: Callable[[Any], Any] | None,
+    summarize: Callable[[Any, Any], Any] | None,
     summaries: list[Any],
 ) -> int:
     docs_per_segment = docs_per_segment or DOCS_PER_SEGMENT
@@ -238,7 +239,7 @@ def _write_with_whoosh(
     index_dir: Path,
     docs: Iterable[Any],
     to_doc: Callable[[Any], Doc] | None,
-    summarize: Callable[[Any], Any] | None,
+    summarize: Callable[[Any, Any], Any] | None,
     summaries: list[Any],
 ) -> int:
     """:func:`write_documents` by Whoosh's own writer, in this process, through its
@@ -258,7 +259,7 @@ def _write_with_whoosh(
     if summarize is not None:
         with ix.reader() as reader:
             for leaf, _ in reader.leaf_readers():
-                summaries.append(summarize(leaf))
+                summaries.append(summarize(leaf, None))
     ix.close()
     return count
 

@@ -103,8 +103,15 @@ class BulkWriter(w3write.PoolSegmentWriter):
 
     kept_list_fields = KEPT_LIST_FIELDS
 
-    def __init__(self, ix: Any, **kwargs: Any) -> None:
+    def __init__(self, ix: Any, keep_terms: bool = False, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
+        # With ``keep_terms``, each document's id and derived field's terms are kept for
+        # the segment's summary (see kept_for_summary).
+        self._keep_terms = keep_terms
+        self._kept_ids: list[str] = []
+        self._kept_pairs: list[numpy.ndarray[Any, Any]] = []
+        self._kept_terms: list[bytes | str] = []
+        self._derived_count = 0
         _keep_freed_memory()
         self._bulk = bulk_fields(self.schema)
         for spec in self._bulk.values():  # numbered anew past its limit, between segments
@@ -266,6 +273,9 @@ class BulkWriter(w3write.PoolSegmentWriter):
             add_encoded(fieldname, docnum, encoded)
         if derived is not None:
             self._derived_docs.append(docnum)
+            self._derived_count += 1
+        if self._keep_terms:
+            self._kept_ids.append(str(fields.get("id") or ""))
         self.document_added()
 
     def _plan(self, fieldname: str) -> _FieldPlan:
@@ -312,8 +322,26 @@ class BulkWriter(w3write.PoolSegmentWriter):
         in_order = all(bool((docs[1:] >= docs[:-1]).all()) for _, _, docs, _ in parts)
         step = DERIVED_DOCS_AT_ONCE if in_order else max(self.docnum, 1)
         for start in range(0, self.docnum, step):
-            self._add_derived_range(target, parts, wanted, start, start + step, in_order)
+            key = self._add_derived_range(target, parts, wanted, start, start + step, in_order)
+            if self._keep_terms and key is not None:
+                self._kept_pairs.append(key)
+        if self._keep_terms:
+            self._kept_terms = list(numbers)  # by number (numbered in order)
         self._derived_docs = array("I")
+
+    def kept_for_summary(self) -> DocumentTerms | None:
+        """With ``keep_terms``, each document's id and its derived field's terms (when
+        every document of the segment had that field derived; else None)."""
+        if not self._keep_terms or self._derived_count != self.docnum or self._derivation is None:
+            return None
+        pairs = numpy.concatenate(self._kept_pairs) if self._kept_pairs else numpy.zeros(0, "u8")
+        return DocumentTerms(
+            field=self._derivation.field,
+            ids=tuple(self._kept_ids),
+            docs=(pairs >> 32).astype(numpy.uint32),
+            termnums=(pairs & 0xFFFFFFFF).astype(numpy.uint32),
+            terms=self._kept_terms,
+        )
 
     @staticmethod
     def _add_derived_range(
@@ -323,9 +351,10 @@ class BulkWriter(w3write.PoolSegmentWriter):
         start: int,
         stop: int,
         in_order: bool,
-    ) -> None:
+    ) -> Any:
         """:meth:`add_pending_postings` for the documents ``start`` to ``stop`` (all of
-        them, when the postings are not ``in_order``)."""
+        them, when the postings are not ``in_order``). Returns the postings' keys
+        (document << 32 | term number, sorted), or None when there were none."""
         keys, freqs = [], []
         for held, renumber, docs, times in parts:
             lo, hi = numpy.searchsorted(docs, [start, stop]) if in_order else (0, len(docs))
@@ -338,7 +367,7 @@ class BulkWriter(w3write.PoolSegmentWriter):
             freqs.append(weights.astype(numpy.uint32) * numpy.uint32(times))
         key = numpy.concatenate(keys)
         if not len(key):
-            return
+            return None
         order = numpy.argsort(key, kind="stable")  # by document, then term number
         key, freq = key[order], numpy.concatenate(freqs)[order]
         first = numpy.ones(len(key), dtype=numpy.bool_)
@@ -354,13 +383,28 @@ class BulkWriter(w3write.PoolSegmentWriter):
         target.sizes.frombytes(numpy.full(len(key), 4, dtype=numpy.uint32).tobytes())
         target.values += w3write.frequency_values(freq)
         target.int_weights = False
+        return key
+
+
+@dataclass(frozen=True)
+class DocumentTerms:
+    """What a :class:`BulkWriter` with ``keep_terms`` kept of a segment's documents: each
+    one's id (by document number) and the terms of its derived field (``content``: its
+    title's and abstract's), as (document, term number) pairs sorted by document, and the
+    terms by number."""
+
+    field: str
+    ids: tuple[str, ...]
+    docs: numpy.ndarray[Any, Any]  # uint32
+    termnums: numpy.ndarray[Any, Any]  # uint32
+    terms: list[bytes | str]
 
 
 def write_segments(
     ix: Any,
     docs: Iterable[Doc],
     docs_per_segment: int,
-    summarize: Callable[[Any], Any] | None = None,
+    summarize: Callable[[Any, Any], Any] | None = None,
     summaries: list[Any] | None = None,
 ) -> list[Any]:
     """Write ``docs`` into new segments of ``docs_per_segment`` documents (the last one
@@ -381,7 +425,7 @@ def write_segments(
         with gcpause.paused():
             for doc in docs:
                 if writer is None:
-                    writer = BulkWriter(ix, lock=False)
+                    writer = BulkWriter(ix, lock=False, keep_terms=summarize is not None)
                 writer.add_document(**doc)
                 count += 1
                 if count >= docs_per_segment:
