@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from pubsearch.index.facets import FacetTable, MultiValued
 from pubsearch.index.peopletable import PeopleTable, person_id
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.ingest.records import Record
+
+DATA = Path(__file__).parent / "data"
 
 BATCH = "large batch training of deep networks with adaptive optimizers on supercomputers"
 CALORIMETER = "calorimeter trigger electronics readout for the liquid argon detector upgrade"
@@ -219,3 +222,38 @@ def test_records_of_a_name_that_all_say_too_little_stay_together() -> None:
     split = people.split(ev)
     groups = profiles_of(ev, split, "Kim Sorensen")
     assert len(set(groups)) == 1
+
+
+def _words_both_ways(reader: Any, kept: Any) -> tuple[people.DocWords, people.DocWords | None]:
+    return people.DocWords.of_reader(reader), (
+        None if kept is None else people.segment_words(reader, kept)
+    )
+
+
+@pytest.mark.speedups  # the writer derives content (and keeps its terms) on the C path only
+def test_a_builds_words_are_those_of_its_stored_titles_and_abstracts(tmp_path: Path) -> None:
+    """The words a build's writer kept of each document (its content terms, made once)
+    are those read back from its stored title and abstract and analysed again: record by
+    record, over segments of 70 (DATA's CC0 arXiv records)."""
+    from pubsearch.index.documents import record_fields
+    from pubsearch.index.segments.writer import write_segments
+
+    records = list(read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    ix = storage.create_index(tmp_path)
+    summaries: list[tuple[people.DocWords, people.DocWords | None]] = []
+    segments = write_segments(ix, map(record_fields, records), 70, _words_both_ways, summaries)
+    ix.close()
+    assert len(segments) == len(summaries) == 5
+    for read_back, kept in summaries:
+        assert kept is not None
+        assert kept.ids == read_back.ids and all(kept.ids)
+        assert np.array_equal(kept.offsets, read_back.offsets)
+        for doc in range(len(kept)):
+            start, stop = kept.offsets[doc], kept.offsets[doc + 1]
+            assert set(kept.hashes[start:stop]) == set(read_back.hashes[start:stop])
+    assert sum(len(k.hashes) for _, k in summaries if k is not None) > 20 * len(records)
+    # Words of a title: stems (as the index has them), not the commonest nor short ones.
+    assert people.text_words("Using Transformers for the Proteins", "") == {
+        "transform",
+        "protein",
+    }

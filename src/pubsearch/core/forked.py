@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable
 
 from pubsearch.core.errors import PubsearchError
@@ -37,7 +38,11 @@ class Step:
         read, write = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12 warns of a fork beside other threads (a server's, a test's):
+            # the child touches no lock of theirs, only the tables it was given.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child
             os.close(read)
             code = 0
