@@ -658,13 +658,22 @@ def author_list(page: Page) -> list[tuple[str, bool]]:
     ]
 
 
-def test_an_authors_link_on_a_hit_finds_only_that_person(page: Page, people_server: str) -> None:
+def test_an_authors_link_on_a_hit_opens_that_persons_profile(
+    page: Page, people_server: str
+) -> None:
     page.goto(people_server + "/?q=batch+scaling")
     assert total(page) == sum(YOUS.values())
     link = page.locator(".hit .authors a", has_text=re.compile(r"^Y\. You$")).first
-    expect(link).to_have_attribute("title", "Only papers by Y. You")
+    expect(link).to_have_attribute("title", "Y. You: profile and papers")
+    href = link.get_attribute("href") or ""
+    path, _, person = href.partition("#")
+    assert path == "/author/Y.%20You" and person
     with page.expect_navigation():
         link.click()
+    assert page.url == people_server + href
+    expect(page.locator(f"section#{person} h2")).to_contain_text("Y. You")
+    # A name in quotes, as the search form sends it: only that name as recorded.
+    page.goto(people_server + "/?q=batch+scaling&author=%22Y.+You%22")
     assert url_params(page) == {"q": ["batch scaling"], "author": ['"Y. You"']}
     # Y. You and Y You (one person's spellings), not Yang You or Yu You.
     assert total(page) == YOUS["Y. You"] + YOUS["Y You"]

@@ -131,3 +131,41 @@ def test_author_page_and_its_errors(client: FlaskClient) -> None:
     missing = client.get("/author/Nobody Here")
     assert missing.status_code == 400
     assert "Nobody Here" in missing.get_data(as_text=True)
+
+
+def test_each_hit_names_the_person_of_each_author(service: SearchService) -> None:
+    """A hit's ``people``: the profile each of its authors is under (JSON ``people``)."""
+    results = service.search(SearchRequest(q="training", page_size=50))
+    assert results.hits
+    profiles: dict[str, dict[str, set[str]]] = {}
+    for hit in results.hits:
+        assert len(hit.people) == len(hit.authors) and all(hit.people)
+        for author, person in zip(hit.authors, hit.people, strict=True):
+            if author not in profiles:
+                profiles[author] = {
+                    p.id: {r.id for r in p.records} for p in service.author(author).people
+                }
+            assert hit.id in profiles[author][person]
+
+
+def test_a_persons_atom_feed_holds_only_that_persons_records(
+    client: FlaskClient, service: SearchService
+) -> None:
+    import re
+
+    import feedparser
+
+    page = client.get("/author/Yang%20You").get_data(as_text=True)
+    feeds = re.findall(r'<a class="feed-link" href="([^"]+)"', page)
+    people = service.author("Yang You").people
+    assert len(feeds) == len(people)
+    for person, url in zip(people, feeds, strict=True):
+        response = client.get(url.replace("&amp;", "&"))
+        assert response.status_code == 200
+        assert response.mimetype == "application/atom+xml"
+        feed = feedparser.parse(response.get_data())
+        assert not feed.bozo, feed.get("bozo_exception")
+        assert f"person {person.id}" in feed.feed.title
+        assert sorted(entry.title for entry in feed.entries) == sorted(
+            r.title for r in person.records
+        )

@@ -59,17 +59,19 @@ def test_query_highlights_matches_in_titles_and_snippets(client: FlaskClient) ->
     assert hit_titles(page)[0] == "The Limit of the Batch Size"
 
 
-def test_hit_shows_authors_as_filter_links_subjects_with_names_and_source(
+def test_hit_shows_authors_as_profile_links_subjects_with_names_and_source(
     client: FlaskClient,
 ) -> None:
     page = text(client, "/?q=whale")
     author_link = re.search(r'<span class="authors"><a href="([^"]+)"', page)
     assert author_link is not None
-    # Only this person: the name in quotes (not every name the name rule finds).
-    assert params(html.unescape(author_link.group(1))) == {
-        "q": ["whale"],
-        "author": ['"Wei Lin"'],
-    }
+    # The author's profile, at the person this record is by (Wei Lin is several people).
+    path, _, person = html.unescape(author_link.group(1)).partition("#")
+    assert path == "/author/Wei%20Lin" and person.startswith("wei-lin-")
+    profile = text(client, path)
+    section = profile[profile.index(f'id="{person}"') :]
+    section = section[: section.find("</section>")]
+    assert "Whale: Efficient Giant Model Training" in section
     assert "Distributed, Parallel, and Cluster Computing" in page
     tag = links(page, "tag")[0]
     assert params(tag) == {"q": ["whale"], "subject": ["cs.DC"]}
@@ -286,14 +288,14 @@ def test_related_page_shows_the_title_as_text_and_orders_by_most_similar(
     assert '<option value="relevance" selected>Relevance</option>' in text(tex_client, "/?q=spin")
 
 
-def test_an_author_link_and_its_facet_box_keep_to_that_person(client: FlaskClient) -> None:
+def test_an_author_link_and_a_quoted_name_keep_to_that_person(client: FlaskClient) -> None:
     page = text(client, "/?q=batch+size&subject=cs.LG")
     link = re.search(r'<span class="authors"><a href="([^"]+)" title="([^"]+)">([^<]+)</a>', page)
     assert link is not None and link.group(3) == "Yang You"
-    assert html.unescape(link.group(2)) == "Only papers by Yang You"
-    url = html.unescape(link.group(1))
-    assert params(url) == {"q": ["batch size"], "subject": ["cs.LG"], "author": ['"Yang You"']}
-    person = text(client, url)
+    assert html.unescape(link.group(2)) == "Yang You: profile and papers"
+    assert html.unescape(link.group(1)).startswith("/author/Yang%20You#yang-you-")
+    # The name in quotes: only that name as recorded, and its box keeps it so.
+    person = text(client, "/?q=batch+size&subject=cs.LG&author=%22Yang+You%22")
     chip = re.search(r'<a class="chip" href="([^"]+)" title="([^"]+)"[^>]*>(.*?)</a>', person)
     assert chip is not None and "Yang You" in chip.group(3)
     assert chip.group(2) == "Only this name, as recorded"

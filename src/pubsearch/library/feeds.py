@@ -28,6 +28,8 @@ def describe(request: SearchRequest) -> str:
     """A saved search as one line: its text and filters."""
     parts = [repr(request.q)] if request.q else ["everything"]
     parts += [f"author {a}" for a in request.authors]
+    if request.person is not None:
+        parts.append(f"person {request.person}")
     parts += [f"subject {s}" for s in request.subjects]
     if request.year is not None:
         parts.append(f"year {request.year}")
@@ -41,6 +43,8 @@ def search_path(request: SearchRequest) -> str:
     mode: the parameters of pubsearch.web.params, for a face that does not load the web)."""
     pairs = [("q", request.q)] if request.q else []
     pairs += [("author", a) for a in request.authors]
+    if request.person is not None:
+        pairs.append(("person", request.person))
     pairs += [("subject", s) for s in request.subjects]
     if request.year is not None:
         pairs.append(("year", str(request.year)))

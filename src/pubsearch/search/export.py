@@ -64,6 +64,7 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "arxiv_ids": list(hit.arxiv_ids),
         "dois": list(hit.dois),
         "listed": hit.listed,
+        "people": list(hit.people),
     }
 
 

@@ -110,6 +110,16 @@ class Generation:
                 self._names = found
             return self._names
 
+    def saved_people(self, table: FacetTable, directory: Path) -> PeopleTable | None:
+        """The people table saved with this generation (read once), or None when it has
+        none: what a results page reads, which never builds it."""
+        with self._people_lock:
+            if self._people is None:
+                generation = self.index.latest_generation()
+                entries = len(table.authors.value_ids)
+                self._people = PeopleTable.load(directory, generation, entries)
+            return self._people
+
     def people(self, table: FacetTable, directory: Path) -> PeopleTable:
         """The people of this generation's authors (pubsearch.index.peopletable): the table
         saved with it, read when first asked, or built now when it has none (an index

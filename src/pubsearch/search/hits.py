@@ -91,5 +91,6 @@ class HitMaker:
             arxiv_ids=record.arxiv_ids,
             dois=record.dois,
             listed=record.listed,
+            doc=hit.docnum,
             abstract_html=abstract_html,
         )

@@ -142,3 +142,25 @@ def profile(table: FacetTable, people: PeopleTable, number: int, stored: Any) ->
         years=tuple(sorted(years.items())),
         confidence=confidence,
     )
+
+
+def people_of_record(
+    table: FacetTable, people: PeopleTable, doc: int, authors: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The person id of each of ``authors`` (a record's, document ``doc``), "" where the
+    people table has none (a name the facet does not hold)."""
+    from pubsearch.ingest.records import fold
+
+    column = table.authors
+    start, stop = int(column.offsets[doc]), int(column.offsets[doc + 1])
+    by_label = {
+        int(column.value_ids[entry]): int(people.person[entry])
+        for entry in range(start, stop)
+        if entry < len(people.person)
+    }
+    found: list[str] = []
+    for author in authors:
+        label = column.ids_by_key.get(fold(author))
+        number = by_label.get(label, -1) if label is not None else -1
+        found.append(people.ids[number] if number >= 0 else "")
+    return tuple(found)

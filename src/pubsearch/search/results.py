@@ -64,6 +64,10 @@ class Hit:
     arxiv_ids: tuple[str, ...] = ()
     dois: tuple[str, ...] = ()
     listed: str | None = None
+    # The person (pubsearch.search.profiles) of each author, "" where unknown; and the
+    # record's document number in the generation searched (-1: not known).
+    people: tuple[str, ...] = ()
+    doc: int = -1
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,7 @@ class SearchService:
             hits = self._meaning_page(searcher, plan)
         else:
             hits = self._page(searcher, plan)
+        hits = self._with_people(gen, table, hits)
         facets = (
             facet_counts(request, table, plan.matched, plan.filters, chosen)
             if request.facets
@@ -587,6 +588,23 @@ class SearchService:
         return self._ranked_page(searcher, None, ranked, request)
 
     # -- people ----------------------------------------------------------------------------
+
+    def _with_people(
+        self, gen: Generation, table: FacetTable, hits: tuple[Hit, ...]
+    ) -> tuple[Hit, ...]:
+        """``hits`` with each author's person, where the generation has its people table
+        saved (one an older build made has none until a profile is first asked for)."""
+        if not hits:
+            return hits
+        people = gen.saved_people(table, self.index_dir / gen.name)
+        if people is None:
+            return hits
+        return tuple(
+            replace(hit, people=profiles.people_of_record(table, people, hit.doc, hit.authors))
+            if hit.doc >= 0
+            else hit
+            for hit in hits
+        )
 
     def author(self, name: str) -> profiles.AuthorProfiles:
         """The people the author name ``name`` stands for (pubsearch.search.profiles), most

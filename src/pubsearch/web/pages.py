@@ -201,12 +201,14 @@ def build_results_page(
     broader: BroaderSearch | None = None,
     extra_export_params: str = "",
     related: Record | None = None,
+    author_url: Callable[[str, str], str] | None = None,
 ) -> ResultsPage:
     """Everything a results page at ``path`` shows, computed from ``results``.
 
     ``export_paths`` maps a format's label (BibTeX, CSV, JSON lines) to its export route;
     ``related_url`` gives the URL of a record's related-papers page; ``related`` is the
-    record of a related-papers page.
+    record of a related-papers page; ``author_url`` the URL of an author's profile (a name
+    and its person's id, "" when unknown), where an author's name links to.
     """
     req = results.request
 
@@ -236,7 +238,7 @@ def build_results_page(
     return ResultsPage(
         results=results,
         path=path,
-        hits=tuple(_hit_view(hit, req, path, related_url) for hit in results.hits),
+        hits=tuple(_hit_view(hit, req, path, related_url, author_url) for hit in results.hits),
         facets=groups,
         years=_year_facet(facets.get("year", ()), req, path),
         chips=_chips(req, path, results.authors_found, results.subjects_found),
@@ -450,15 +452,22 @@ CHIP_VALUES = 8
 
 
 def _hit_view(
-    hit: Hit, req: SearchRequest, path: str, related_url: Callable[[str], str]
+    hit: Hit,
+    req: SearchRequest,
+    path: str,
+    related_url: Callable[[str], str],
+    author_url: Callable[[str, str], str] | None = None,
 ) -> HitView:
     title = hit.title or html_to_plain(hit.title_html).removesuffix(" \u2026")
     source_url, source_label = urls.source_link(hit.url, title, hit.source)
+    people = hit.people or ("",) * len(hit.authors)
     return HitView(
         hit=hit,
         authors=tuple(
-            Link(a, urls.search_url(path, urls.only_author(req, a)), f"Only papers by {a}")
-            for a in hit.authors
+            Link(a, author_url(a, person), f"{a}: profile and papers")
+            if author_url is not None
+            else Link(a, urls.search_url(path, urls.only_author(req, a)), f"Only papers by {a}")
+            for a, person in zip(hit.authors, people, strict=True)
         ),
         subjects=tuple(
             SubjectTag(

@@ -99,6 +99,7 @@ def render_results(
         },
         export_cap=current_app.config["EXPORT_CAP"],
         related_url=lambda record_id: url_for("pubsearch.related_page", record_id=record_id),
+        author_url=_author_url,
         broader=broader,
         extra_export_params=_export_params(related, tag),
         related=related,
@@ -133,6 +134,12 @@ def _export_params(related: Record | None, tag: str | None) -> str:
     return urlencode({"tag": tag}) if tag is not None else ""
 
 
+def _author_url(name: str, person: str) -> str:
+    """An author's profile page, at the person's profile where it is known."""
+    url = url_for("pubsearch.author_page", name=name)
+    return f"{url}#{person}" if person else url
+
+
 @bp.get("/author/<path:name>")
 def author_page(name: str) -> str:
     found = service().author(name)
@@ -142,6 +149,9 @@ def author_page(name: str) -> str:
         most={p.id: max((n for _, n in p.years), default=1) for p in found.people},
         person_url=lambda person: search_url(
             url_for(".search_page"), SearchRequest(person=person, sort="newest")
+        ),
+        feed_url=lambda person: search_url(
+            url_for("following.search_feed"), SearchRequest(person=person)
         ),
         record_url=lambda record_id: search_url(
             url_for(".search_page"), SearchRequest(q=record_id)
