@@ -169,3 +169,45 @@ def test_a_persons_atom_feed_holds_only_that_persons_records(
         assert sorted(entry.title for entry in feed.entries) == sorted(
             r.title for r in person.records
         )
+
+
+def test_the_author_facet_lists_the_people_of_a_name(
+    client: FlaskClient, service: SearchService
+) -> None:
+    """A name of several people: the facet value lists each (id, hint, count), and a
+    person's link narrows the results to their records."""
+    import html
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    results = service.search(SearchRequest(q="", facets=True, facet_size=50))
+    assert results.facets is not None
+    you = next(v for v in results.facets["author"] if v.value == "Yang You")
+    people = service.author("Yang You").people
+    assert len(you.people) == len(people) >= 2
+    assert sum(p.count for p in you.people) == you.count
+    assert {p.id for p in you.people} == {p.id for p in people}
+    counts = [p.count for p in you.people]
+    assert counts == sorted(counts, reverse=True)
+    hints = [p.hint for p in you.people]
+    assert all(hints) and len(set(hints)) == len(hints)  # each tells its person apart
+    assert "physics.ins-det" in hints or any("ins-det" in h for h in hints)
+    # Only a name of several people lists them.
+    for value in results.facets["author"]:
+        assert bool(value.people) == (len(service.author(value.value).people) > 1)
+    # JSON: the same people.
+    data = client.get("/api/search?q=&facet_size=50").get_json()
+    listed = next(v for v in data["facets"]["author"] if v["value"] == "Yang You")
+    assert [p["id"] for p in listed["people"]] == [p.id for p in you.people]
+    # The page: a link per person; following one shows that person's records only.
+    page = client.get("/?facet_size=50").get_data(as_text=True)
+    links = re.findall(r'<a href="([^"]+)" class="facet-person', page)
+    first = next(html.unescape(u) for u in links if you.people[0].id in u)
+    assert parse_qs(urlsplit(first).query)["person"] == [you.people[0].id]
+    narrowed = client.get(first).get_data(as_text=True)
+    assert f"<strong>{you.people[0].count}</strong> result" in narrowed
+    assert 'class="facet-person is-selected" aria-current="true"' in narrowed
+    chip = re.search(r'<a class="chip" href="([^"]+)" title="Only this person', narrowed)
+    assert chip is not None
+    assert f"Yang You ({you.people[0].hint})" in narrowed[chip.end() : chip.end() + 200]
+    assert "person" not in parse_qs(urlsplit(html.unescape(chip.group(1))).query)

@@ -50,7 +50,7 @@ HOW = ("only", "coauthors", "words", "nearest")
 
 # A word is too common to tell people apart on more than a twentieth of the records, and
 # more than this many (a small index's words are not all common).
-_COMMON_FLOOR = 20
+_COMMON_FLOOR = 10
 _BUCKETS = 1 << 22
 _STOP = frozenset(
     """the and for with from that this these those are was were have has had been being

@@ -69,7 +69,13 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
 
 
 def facet_to_dict(value: FacetValue) -> dict[str, Any]:
-    return {"value": value.value, "count": value.count, "selected": value.selected}
+    found: dict[str, Any] = {"value": value.value, "count": value.count, "selected": value.selected}
+    if value.people:  # an author name of several people
+        found["people"] = [
+            {"id": p.id, "hint": p.hint, "count": p.count, "selected": p.selected}
+            for p in value.people
+        ]
+    return found
 
 
 def results_to_dict(results: SearchResults) -> dict[str, Any]:

@@ -5,15 +5,18 @@ years and co-authors, as ``pubsearch author NAME`` and the JSON show them."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pubsearch.index.facets import FacetTable
 from pubsearch.index.names import NameIndex
 from pubsearch.index.people import HOW
 from pubsearch.index.peopletable import PeopleTable
+from pubsearch.ingest.records import fold
+from pubsearch.search.results import FacetValue, PersonValue
 
 # How many co-authors and subjects a profile lists.
 TOP = 10
@@ -149,8 +152,6 @@ def people_of_record(
 ) -> tuple[str, ...]:
     """The person id of each of ``authors`` (a record's, document ``doc``), "" where the
     people table has none (a name the facet does not hold)."""
-    from pubsearch.ingest.records import fold
-
     column = table.authors
     start, stop = int(column.offsets[doc]), int(column.offsets[doc + 1])
     by_label = {
@@ -164,3 +165,71 @@ def people_of_record(
         number = by_label.get(label, -1) if label is not None else -1
         found.append(people.ids[number] if number >= 0 else "")
     return tuple(found)
+
+
+def facet_people(
+    table: FacetTable,
+    people: PeopleTable,
+    values: tuple[FacetValue, ...],
+    counted: npt.NDArray[np.bool_],
+    chosen: str | None,
+) -> tuple[FacetValue, ...]:
+    """The author facet's ``values`` with, for each name whose records among ``counted``
+    (the documents its counts are of) are of several people, those people: id, a hint
+    (their top subject, or top co-author where the name's people share it), count."""
+    column = table.authors
+    value = column.value_ids
+    docs = column.doc_of_entry
+    person = people.person
+    entries = len(person)
+    out: list[FacetValue] = []
+    for facet in values:
+        label = column.ids_by_key.get(fold(facet.value))
+        if label is None:
+            out.append(facet)
+            continue
+        mine = np.flatnonzero(value[:entries] == label)
+        mine = mine[counted[docs[mine]] & (person[mine] >= 0)]
+        numbers, counts = np.unique(person[mine], return_counts=True)
+        if len(numbers) < 2:
+            out.append(facet)
+            continue
+        order = np.lexsort((numbers, -counts))
+        numbers, counts = numbers[order], counts[order]
+        hints = _hints(table, people, numbers.tolist(), label)
+        found = tuple(
+            PersonValue(people.ids[n], hint, int(c), people.ids[n] == chosen)
+            for n, c, hint in zip(numbers.tolist(), counts.tolist(), hints, strict=True)
+        )
+        out.append(replace(facet, people=found))
+    return tuple(out)
+
+
+def _hints(table: FacetTable, people: PeopleTable, numbers: list[int], label: int) -> list[str]:
+    """A few words for each person of ``numbers`` (one name's) that tell them apart: the
+    person's commonest subject, else (two of them sharing it) their commonest co-author."""
+    subjects, coauthors = [], []
+    column = table.authors
+    person = people.person
+    for number in numbers:
+        entries = np.flatnonzero(person == number)
+        docs = column.doc_of_entry[entries]
+        subjects.append(_top(table.subjects, docs, ()))
+        coauthors.append(_top(column, docs, (label,)))
+    shown = Counter(subjects)
+    return [
+        subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
+        for subject, co in zip(subjects, coauthors, strict=True)
+    ]
+
+
+def _top(column: Any, docs: npt.NDArray[Any], leave_out: tuple[int, ...]) -> str:
+    """The commonest value of ``column`` on ``docs`` (not one of ``leave_out``), or ""."""
+    starts, stops = column.offsets[docs], column.offsets[docs + 1]
+    found: Counter[int] = Counter()
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        found.update(v for v in column.value_ids[start:stop].tolist() if v not in leave_out)
+    if not found:
+        return ""
+    top = min(found.items(), key=lambda item: (-item[1], item[0]))[0]
+    return str(column.labels[top])

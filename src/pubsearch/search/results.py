@@ -75,6 +75,20 @@ class FacetValue:
     value: str
     count: int
     selected: bool
+    # An author name of several people among the records counted: each of them, most
+    # records first (pubsearch.search.profiles.facet_people).
+    people: tuple[PersonValue, ...] = ()
+
+
+@dataclass(frozen=True)
+class PersonValue:
+    """One person of an author facet's name: the id ``person=`` takes, a few words that
+    tell them from the name's others (a subject, or a co-author), their records counted."""
+
+    id: str
+    hint: str
+    count: int
+    selected: bool = False
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,15 @@ def subject_query(
     return DocumentSet(docs, scoring), match.notice
 
 
+def facet_base(matched: BoolArray, filters: dict[str, BoolArray], name: str) -> BoolArray:
+    """The documents the facet ``name`` counts: ``matched`` with every filter but its own."""
+    mask = matched.copy()
+    for other, fmask in filters.items():
+        if other != name:
+            mask &= fmask
+    return mask
+
+
 def facet_counts(
     request: SearchRequest,
     table: FacetTable,
@@ -125,11 +134,7 @@ def facet_counts(
     own applied."""
 
     def base_for(name: str) -> BoolArray:
-        mask = matched.copy()
-        for other, fmask in filters.items():
-            if other != name:
-                mask &= fmask
-        return mask
+        return facet_base(matched, filters, name)
 
     size = request.facet_size
     out: dict[str, tuple[FacetValue, ...]] = {}

@@ -40,7 +40,7 @@ from pubsearch.search.plan import Plan, TextSearch
 from pubsearch.search.related import more_like, shared_words
 from pubsearch.search.request import Mode, SearchRequest, check_sort
 from pubsearch.search.results import Hit, IndexStats, SearchResults
-from pubsearch.search.selection import Selection, facet_counts, multi_facet, select
+from pubsearch.search.selection import Selection, facet_base, facet_counts, multi_facet, select
 from pubsearch.search.topdocs import (
     documents_by_count,
     documents_by_year,
@@ -242,6 +242,15 @@ class SearchService:
             if request.facets
             else None
         )
+        if facets and facets.get("author"):
+            people = gen.saved_people(table, self.index_dir / gen.name)
+            if people is not None:
+                # A person chosen stays listed beside the others of the name.
+                others = {k: v for k, v in plan.filters.items() if k != "person"}
+                counted = facet_base(plan.matched, others, "author")
+                facets["author"] = profiles.facet_people(
+                    table, people, facets["author"], counted, request.person
+                )
         if mode == "semantic":  # the words' reading says nothing about these results
             text = replace(text, relaxed=False, all_words_total=None, split=None)
         suggestion = None

@@ -69,6 +69,16 @@ class FacetOption:
     # What its checkbox sends: the value, or for a name selected by a name in quotes (a
     # hit's author link), that name in quotes, so that it stays that person only.
     param: str = ""
+    # A name of several people: a link to each one's records (person=), with a hint.
+    people: tuple[PersonOption, ...] = ()
+
+
+@dataclass(frozen=True)
+class PersonOption:
+    hint: str
+    count: int
+    selected: bool
+    url: str  # only this person's records, or (selected) the name's again
 
 
 @dataclass(frozen=True)
@@ -241,7 +251,8 @@ def build_results_page(
         hits=tuple(_hit_view(hit, req, path, related_url, author_url) for hit in results.hits),
         facets=groups,
         years=_year_facet(facets.get("year", ()), req, path),
-        chips=_chips(req, path, results.authors_found, results.subjects_found),
+        chips=_chips(req, path, results.authors_found, results.subjects_found)
+        + _person_chip(results, path),
         clear_url=url(urls.without_filters(req)) if _has_filters(req) else None,
         pages=_pages(results, path),
         first_url=url(replace(req, page=1)),
@@ -306,6 +317,11 @@ def _has_filters(req: SearchRequest) -> bool:
     return bool(req.authors or req.subjects or req.year is not None)
 
 
+def _person_request(req: SearchRequest, person: str, selected: bool) -> SearchRequest:
+    """``req`` narrowed to ``person``'s records, or (``selected``) no longer."""
+    return replace(req, person=None if selected else person, page=1)
+
+
 def _facet_group(
     name: str,
     title: str,
@@ -344,6 +360,17 @@ def _facet_group(
             selected=v.selected,
             url=urls.search_url(path, toggled(v)),
             param=param(v),
+            people=tuple(
+                PersonOption(
+                    p.hint or p.id,
+                    p.count,
+                    p.selected,
+                    urls.search_url(
+                        path, replace(req, person=None if p.selected else p.id, page=1)
+                    ),
+                )
+                for p in v.people
+            ),
         )
         for v in values
     )
@@ -414,6 +441,21 @@ def _chips(
             Chip("Year", str(req.year), "", urls.search_url(path, replace(req, year=None, page=1)))
         )
     return tuple(chips)
+
+
+def _person_chip(results: SearchResults, path: str) -> tuple[Chip, ...]:
+    """The chip of a ``person=`` filter: the person's name and hint where the author facet
+    lists them, else their id."""
+    req = results.request
+    if req.person is None:
+        return ()
+    label = req.person
+    for value in (results.facets or {}).get("author", ()):
+        for person in value.people:
+            if person.id == req.person:
+                label = f"{value.value} ({person.hint})" if person.hint else value.value
+    remove = urls.search_url(path, replace(req, person=None, page=1))
+    return (Chip("Person", label, "Only this person's records", remove),)
 
 
 def _author_chip(typed: str, names: tuple[str, ...] | None) -> tuple[str, str]:
