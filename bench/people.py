@@ -409,10 +409,9 @@ def natural_joins(rows: Sequence[Row], words: people.DocWords, settings: people.
     }
     positive: list[tuple[int, int, str]] = []
     negative: list[tuple[int, int]] = []
+    compatible = people._Compatible(labels)
     for label_id, key in initials:
-        fulls = [
-            f for f in full_by_key.get(key, ()) if people._compatible(labels[label_id], labels[f])
-        ]
+        fulls = [f for f in full_by_key.get(key, ()) if compatible(label_id, f)]
         if len(fulls) != 1:
             continue  # one full form: the pair is one person or two
         full = fulls[0]

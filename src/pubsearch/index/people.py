@@ -74,7 +74,7 @@ class Settings:
     few_words: int = 12  # a lone record with fewer words goes to the nearest profile
     # An initial's form (V. Patel) is the person of a full form (Vishal Patel) when they
     # share a co-author, or are at least this alike and the next full form is not close.
-    join_threshold: float = 0.9
+    join_threshold: float = 0.95
     join_margin: float = 0.1
     join_choices: int = 3  # initials of more full names than this join by co-authors only
 
