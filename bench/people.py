@@ -14,6 +14,10 @@ of the records has. The sets are drawn at random (``--seed``), no author in two 
 no record with two of the sets' authors; half of them (seeded) tune the settings, the other
 half report.
 
+Common names are emulated the same way with larger sets (40 names of 10 authors, 20 of 25):
+the prior that a name of many co-author groups asks more likeness before joining them
+(``Settings.crowd_slope``, ``crowd_from``) is tuned on half of them and reported on the other.
+
 Joining is measured on artificial forms too: for an author with a full given name, some
 of their records are rewritten with the initial's form (``Vishal Patel`` -> ``V. Patel``),
 which should join them (a positive); for another author, every record is rewritten with
@@ -38,13 +42,13 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from pubsearch.index import people
+from pubsearch.index import people, peoplewords
 from pubsearch.index.facets import MultiValued
 from pubsearch.index.names import recorded_name
 from pubsearch.ingest.readers import ReadReport, read_paths
@@ -88,8 +92,15 @@ def given(name: str) -> tuple[str, ...]:
     return recorded_name(name).given
 
 
-def homonym_sets(rows: Sequence[Row], count: int, seed: int) -> list[tuple[str, ...]]:
-    """Sets of two or three authors (a third triples), as described in the module's doc."""
+def homonym_sets(
+    rows: Sequence[Row],
+    count: int,
+    seed: int,
+    size_of: Callable[[int], int] | None = None,
+    used_records: set[int] | None = None,
+) -> list[tuple[str, ...]]:
+    """Sets of two or three authors (a third triples), as described in the module's doc;
+    with ``size_of``, set ``n`` has ``size_of(n)`` authors, none on ``used_records``."""
     records: dict[str, list[int]] = defaultdict(list)
     for number, row in enumerate(rows):
         for author in row.authors:
@@ -105,11 +116,11 @@ def homonym_sets(rows: Sequence[Row], count: int, seed: int) -> list[tuple[str, 
     )
     rng = random.Random(seed)
     rng.shuffle(pool)
-    used_records: set[int] = set()
+    used_records = set() if used_records is None else used_records
     sets: list[tuple[str, ...]] = []
     at = 0
     while len(sets) < count and at < len(pool):
-        size = 3 if len(sets) % 3 == 2 else 2
+        size = size_of(len(sets)) if size_of else (3 if len(sets) % 3 == 2 else 2)
         members: list[str] = []
         while len(members) < size and at < len(pool):
             author = pool[at]
@@ -132,7 +143,7 @@ def renamed(rows: Sequence[Row], mapping: dict[str, str]) -> list[tuple[str, ...
 
 
 def evidence(
-    rows: Sequence[Row], authors: list[tuple[str, ...]], words: people.DocWords
+    rows: Sequence[Row], authors: list[tuple[str, ...]], words: peoplewords.DocWords
 ) -> people.Evidence:
     return people.Evidence(
         authors=MultiValued.from_values([list(a) for a in authors]),
@@ -194,7 +205,7 @@ def _key(name: str) -> str:
 
 
 def bench_splitting(
-    rows: Sequence[Row], words: people.DocWords, sets_wanted: int, seed: int
+    rows: Sequence[Row], words: peoplewords.DocWords, sets_wanted: int, seed: int
 ) -> people.Settings:
     sets = homonym_sets(rows, sets_wanted, seed)
     mapping = {m: members[0] for members in sets for m in members}
@@ -218,7 +229,8 @@ def bench_splitting(
     one = np.asarray(ev.authors.value_ids, dtype=np.int64)  # one name, one person
     coauthors_only = replace(people.Settings(), threshold=9.0, few_words=0)
     grid = [
-        replace(people.Settings(), threshold=t, words_weight=w, coauthor_max=c)
+        # The crowd prior is tuned after, on names of many people (bench_crowds).
+        replace(people.Settings(), threshold=t, words_weight=w, coauthor_max=c, crowd_slope=0.0)
         for t, w, c in itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (100,))
     ]
     best: tuple[float, people.Settings] | None = None
@@ -259,8 +271,62 @@ def bench_splitting(
     return chosen
 
 
+def bench_crowds(
+    rows: Sequence[Row], words: peoplewords.DocWords, seed: int, chosen: people.Settings
+) -> people.Settings:
+    """Common names, emulated: 40 sets of 10 uncommon authors and 20 of 25 (the same rules
+    as the pairs), each renamed to one name; B-cubed with the crowd prior tuned on a seeded
+    half (threshold rising by a slope per doubling of a name's groups past 8) and reported
+    on the other, beside the pairs and triples of ``seed`` (names of few groups, which it
+    hardly moves)."""
+    small = homonym_sets(rows, 300, seed)
+    taken = {a for members in small for a in members}
+    used = {n for n, row in enumerate(rows) if taken & set(row.authors)}
+    crowds = homonym_sets(rows, 40, seed + 64, lambda n: 10, used)
+    crowds += homonym_sets(rows, 20, seed + 65, lambda n: 25, used)
+    sets = small + crowds
+    mapping = {m: members[0] for members in sets for m in members}
+    truth_of = {
+        (number, mapping[a]): a
+        for number, row in enumerate(rows)
+        for a in row.authors
+        if a in mapping
+    }
+    ev = evidence(rows, renamed(rows, mapping), words)
+    order = list(range(len(crowds)))
+    random.Random(seed + 66).shuffle(order)
+    tune = [crowds[i] for i in order[: len(order) // 2]]
+    test = [crowds[i] for i in order[len(order) // 2 :]]
+    print(
+        f"crowds: {len(crowds)} names of 10 or 25 authors, {sum(map(len, crowds))} authors; "
+        f"tuning on {len(tune)}, reporting on {len(test)}"
+    )
+    best: tuple[float, people.Settings] | None = None
+    splitting = chosen
+    for slope, start in itertools.product((0.0, 0.1, 0.2, 0.3), (4, 8, 16)):
+        settings = replace(splitting, crowd_slope=slope, crowd_from=start)
+        groups = people.split(ev, settings).group
+        s = score(tune, ev, groups, truth_of)
+        print(f"  tune slope {slope} from {start}: {s}", file=sys.stderr)
+        if best is None or s.f1 > best[0]:
+            best = (s.f1, settings)
+    assert best is not None
+    chosen = best[1]
+    print(f"chosen: slope {chosen.crowd_slope} from {chosen.crowd_from} (F1 {best[0]:.3f})")
+    for name, settings in (
+        ("no crowd prior", replace(chosen, crowd_slope=0.0)),
+        ("the chosen prior", chosen),
+    ):
+        groups = people.split(ev, settings).group
+        print(
+            f"  {name:<18} crowds {score(test, ev, groups, truth_of)}  "
+            f"pairs and triples {score(small, ev, groups, truth_of)}"
+        )
+    return chosen
+
+
 def bench_one_person(
-    rows: Sequence[Row], words: people.DocWords, settings: people.Settings
+    rows: Sequence[Row], words: peoplewords.DocWords, settings: people.Settings
 ) -> None:
     """The names taken as one person each (every uncommon name of the records, as the
     homonym sets choose them): how many the splitter keeps as one profile."""
@@ -302,7 +368,11 @@ def initial_form(name: str) -> str:
 
 
 def bench_joining(
-    rows: Sequence[Row], words: people.DocWords, count: int, seed: int, settings: people.Settings
+    rows: Sequence[Row],
+    words: peoplewords.DocWords,
+    count: int,
+    seed: int,
+    settings: people.Settings,
 ) -> None:
     """Artificial forms (positives and negatives), then the forms as the data writes them."""
     records: dict[str, list[int]] = defaultdict(list)
@@ -379,7 +449,9 @@ def bench_joining(
     natural_joins(rows, words, settings)
 
 
-def natural_joins(rows: Sequence[Row], words: people.DocWords, settings: people.Settings) -> None:
+def natural_joins(
+    rows: Sequence[Row], words: peoplewords.DocWords, settings: people.Settings
+) -> None:
     """The initials' and full forms as the records write them (see the module's doc)."""
     ev = evidence(rows, [r.authors for r in rows], words)
     split = people.split(ev, settings)
@@ -471,9 +543,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = load(args.data, args.cache)
     print(f"{len(rows):,} records read in {time.perf_counter() - started:.0f} s")
     started = time.perf_counter()
-    words = people.DocWords.of((r.id, r.title, r.abstract) for r in rows)
+    words = peoplewords.DocWords.of((r.id, r.title, r.abstract) for r in rows)
     print(f"their words: {time.perf_counter() - started:.1f} s")
     settings = bench_splitting(rows, words, args.sets, args.seed)
+    settings = bench_crowds(rows, words, args.seed, settings)
     bench_one_person(rows, words, settings)
     bench_joining(rows, words, args.sets, args.seed, settings)
     return 0

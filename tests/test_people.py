@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pubsearch.index import people, storage
+from pubsearch.index import people, peoplewords, storage
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.facets import FacetTable, MultiValued
 from pubsearch.index.peopletable import PeopleTable, person_id
@@ -39,7 +39,7 @@ def evidence(
         authors=MultiValued.from_values([a for a, _, _ in records]),
         subjects=MultiValued.from_values([s for _, s, _ in records]),
         live=np.ones(len(records), dtype=np.bool_),
-        words=people.DocWords.of((f"r{i}", t, "") for i, (_, _, t) in enumerate(records)),
+        words=peoplewords.DocWords.of((f"r{i}", t, "") for i, (_, _, t) in enumerate(records)),
     )
 
 
@@ -224,9 +224,11 @@ def test_records_of_a_name_that_all_say_too_little_stay_together() -> None:
     assert len(set(groups)) == 1
 
 
-def _words_both_ways(reader: Any, kept: Any) -> tuple[people.DocWords, people.DocWords | None]:
-    return people.DocWords.of_reader(reader), (
-        None if kept is None else people.segment_words(reader, kept)
+def _words_both_ways(
+    reader: Any, kept: Any
+) -> tuple[peoplewords.DocWords, peoplewords.DocWords | None]:
+    return peoplewords.DocWords.of_reader(reader), (
+        None if kept is None else peoplewords.segment_words(reader, kept)
     )
 
 
@@ -240,7 +242,7 @@ def test_a_builds_words_are_those_of_its_stored_titles_and_abstracts(tmp_path: P
 
     records = list(read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
     ix = storage.create_index(tmp_path)
-    summaries: list[tuple[people.DocWords, people.DocWords | None]] = []
+    summaries: list[tuple[peoplewords.DocWords, peoplewords.DocWords | None]] = []
     segments = write_segments(ix, map(record_fields, records), 70, _words_both_ways, summaries)
     ix.close()
     assert len(segments) == len(summaries) == 5
@@ -253,7 +255,31 @@ def test_a_builds_words_are_those_of_its_stored_titles_and_abstracts(tmp_path: P
             assert set(kept.hashes[start:stop]) == set(read_back.hashes[start:stop])
     assert sum(len(k.hashes) for _, k in summaries if k is not None) > 20 * len(records)
     # Words of a title: stems (as the index has them), not the commonest nor short ones.
-    assert people.text_words("Using Transformers for the Proteins", "") == {
+    assert peoplewords.text_words("Using Transformers for the Proteins", "") == {
         "transform",
         "protein",
     }
+
+
+def test_a_name_of_many_groups_asks_more_likeness_to_join_them() -> None:
+    """The crowd prior: a common name (many co-author groups, many people) joins groups
+    only when they are more alike than a rare name's must be."""
+    settings = people.Settings()
+    assert settings.threshold_for(2) == settings.threshold_for(settings.crowd_from) == 0.5
+    assert settings.threshold_for(16) == pytest.approx(0.5 + settings.crowd_slope)
+    assert settings.threshold_for(64) > settings.threshold_for(16)
+
+    def joined(groups: int, likeness: float, threshold: float) -> int:
+        members = np.arange(groups, dtype=np.int64)
+        final = members.copy()
+        sims = np.full(groups * (groups - 1) // 2, likeness, dtype=np.float32)
+        how = np.zeros(groups, dtype=np.uint8)
+        conf = np.ones(groups, dtype=np.float32)
+        sizes = np.ones(groups, dtype=np.int64)
+        people._average_linkage(members, sims, sizes, final, how, conf, threshold)
+        return int((final != members).sum())
+
+    # Twenty groups, each pair 0.7 alike: a rare name's threshold joins them all, a
+    # crowded one's none.
+    assert joined(20, 0.7, settings.threshold) == 19
+    assert joined(20, 0.7, settings.threshold_for(20)) == 0

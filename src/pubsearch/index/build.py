@@ -20,7 +20,7 @@ import numpy as np
 from pubsearch.core import forked
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
-from pubsearch.index import people, postings, storage, vectors
+from pubsearch.index import peoplewords, postings, storage, vectors
 from pubsearch.index.documents import key_term, record_fields, record_from_stored
 from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
 from pubsearch.index.peopletable import PEOPLE_FILE, PeopleTable, changed_labels
@@ -108,7 +108,7 @@ def build_index(
             # pickle and pass (the documents repeat the title, abstract and names).
             # Each worker works out the facet values of its segments too (see
             # segment_facets), so that the table is joined, not read, once both are done.
-            parts: list[tuple[SegmentFacets, people.DocWords]] = []
+            parts: list[tuple[SegmentFacets, peoplewords.DocWords]] = []
             write_documents(
                 build_dir,
                 documents(),
@@ -124,7 +124,7 @@ def build_index(
             # largest step in memory (a third of the parent's peak at 300,000 records).
             merger = StreamingMerger()
             facets = FacetTable.from_segments([facet for facet, _ in parts])
-            words = people.DocWords.joined([doc_words for _, doc_words in parts])
+            words = peoplewords.DocWords.joined([doc_words for _, doc_words in parts])
             parts.clear()
             _save_facets(build_dir, facets, added, words=words)
             gen = storage.publish(index_dir, build_dir)
@@ -141,11 +141,11 @@ def build_index(
         )
 
 
-def segment_summary(reader: Any, kept: Any) -> tuple[SegmentFacets, people.DocWords]:
+def segment_summary(reader: Any, kept: Any) -> tuple[SegmentFacets, peoplewords.DocWords]:
     """What a build's worker works out of each segment it wrote: its facet values and its
     documents' words (for the people table, pubsearch.index.people; from the terms its
     writer ``kept``, where it kept them)."""
-    return segment_facets(reader), people.segment_words(reader, kept)
+    return segment_facets(reader), peoplewords.segment_words(reader, kept)
 
 
 def _save_facets(
@@ -153,7 +153,7 @@ def _save_facets(
     previous: FacetTable | None = None,
     added: int = 0,
     tables: bool = True,
-    words: people.DocWords | None = None,
+    words: peoplewords.DocWords | None = None,
     previous_people: PeopleTable | None = None,
 ) -> None:
     """Save the build's facet table, and with ``tables`` those made from it and the index
@@ -196,21 +196,21 @@ def _people_step(
     reader: Any,
     table: FacetTable,
     generation: int,
-    words: people.DocWords | None,
+    words: peoplewords.DocWords | None,
     previous: PeopleTable | None,
 ) -> Callable[[], None]:
     """What saves the people table of the build (see :func:`_save_facets`): the words it
     needs are read here, from ``reader``, where ``words`` lacks them; the step reads no
     file."""
     if previous is not None and len(previous.person) <= len(table.authors.value_ids):
-        words = people.DocWords.of_reader(reader, only=_changed_docs(table, previous))
+        words = peoplewords.DocWords.of_reader(reader, only=_changed_docs(table, previous))
     else:
         previous = None
         if words is None:
-            words = people.DocWords.of_reader(reader)
+            words = peoplewords.DocWords.of_reader(reader)
         elif len(words) < table.size:
-            rest = people.DocWords.of_reader(reader, len(words))
-            words = people.DocWords.joined([words, rest])
+            rest = peoplewords.DocWords.of_reader(reader, len(words))
+            words = peoplewords.DocWords.joined([words, rest])
     found = words
 
     def step() -> None:

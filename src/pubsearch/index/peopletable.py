@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.core import npzfiles
-from pubsearch.index import people
+from pubsearch.index import people, peoplewords
 from pubsearch.index.facets import FacetTable
 from pubsearch.ingest.records import fold
 
@@ -53,7 +53,7 @@ class PeopleTable:
     def build(
         cls,
         table: FacetTable,
-        words: people.DocWords,
+        words: peoplewords.DocWords,
         previous: PeopleTable | None = None,
         settings: people.Settings | None = None,
     ) -> PeopleTable:
@@ -154,7 +154,7 @@ def changed_labels(table: FacetTable, previous: PeopleTable) -> BoolArray:
 
 def _ids(
     table: FacetTable,
-    words: people.DocWords,
+    words: peoplewords.DocWords,
     person: IntArray,
     value: IntArray,
     docs: IntArray,

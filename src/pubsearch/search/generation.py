@@ -17,8 +17,8 @@ from pubsearch.index import postings
 from pubsearch.index.facets import FacetTable
 from pubsearch.index.lengths import FieldLengths, LengthTable
 from pubsearch.index.names import NameIndex
-from pubsearch.index.people import DocWords
 from pubsearch.index.peopletable import PeopleTable
+from pubsearch.index.peoplewords import DocWords
 from pubsearch.index.schema import DEFAULT_FIELD
 from pubsearch.index.spelling import Spelling
 from pubsearch.index.tables import keep, name_documents, spelling_table
