@@ -148,6 +148,16 @@ def test_each_hit_names_the_person_of_each_author(service: SearchService) -> Non
             assert hit.id in profiles[author][person]
 
 
+def test_related_papers_and_library_hits_name_their_people_too(service: SearchService) -> None:
+    first = service.search(SearchRequest(q="batch")).hits[0]
+    related = service.related(first.id, SearchRequest(page_size=20)).hits
+    assert related and all(len(h.people) == len(h.authors) and all(h.people) for h in related)
+    generation, _ = service.meaning()
+    ranked = [(1.0, h.doc) for h in related[:3]]
+    again = service.hits_of(generation, ranked, SearchRequest())
+    assert [h.people for h in again] == [h.people for h in related[:3]]
+
+
 def test_a_persons_atom_feed_holds_only_that_persons_records(
     client: FlaskClient, service: SearchService
 ) -> None:

@@ -594,7 +594,8 @@ class SearchService:
         gen, searcher = self._searcher()
         if gen.name != generation:
             raise IndexChangedError(f"{self.index_dir} changed while it was read; try again")
-        return self._ranked_page(searcher, None, ranked, request)
+        hits = self._ranked_page(searcher, None, ranked, request)
+        return self._with_people(gen, self._facet_table(gen, searcher), hits)
 
     # -- people ----------------------------------------------------------------------------
 
@@ -703,6 +704,7 @@ class SearchService:
             hits = self._page(searcher, plan)
         analyzer = searcher.schema[DEFAULT_FIELD].analyzer
         hits = tuple(replace(hit, shared=shared_words(analyzer, hit, key_words)) for hit in hits)
+        hits = self._with_people(gen, table, hits)
         facets = facet_counts(request, table, closest, {}, chosen) if request.facets else None
         took = (time.perf_counter() - started) * 1000
         return SearchResults(
