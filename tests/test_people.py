@@ -283,3 +283,22 @@ def test_a_name_of_many_groups_asks_more_likeness_to_join_them() -> None:
     # crowded one's none.
     assert joined(20, 0.7, settings.threshold) == 19
     assert joined(20, 0.7, settings.threshold_for(20)) == 0
+
+
+def test_records_without_co_authors_do_not_make_a_name_crowded() -> None:
+    """A profile page's records name their author alone: each is a group of its own, which
+    says nothing of how many people share the name; the crowd prior leaves them be."""
+    import random
+
+    pool = sorted(set(f"{FACES} {GENOMES} {BATCH} {CALORIMETER}".split()))
+    rng = random.Random(5)
+    records = [(["Solo Author"], ["cs.LG"], " ".join(rng.sample(pool, 16))) for _ in range(20)]
+    steep = people.Settings(crowd_slope=2.0)  # a crowd of 20 would join nothing
+    ev = evidence([*records, *filler(40)])
+    groups = profiles_of(ev, people.split(ev, steep), "Solo Author")
+    assert len(set(groups)) == 1
+    # The same records, each with a co-author of its own: twenty groups, a crowd.
+    crowded = [([a[0], f"Helper Number{i}"], s, t) for i, (a, s, t) in enumerate(records)]
+    ev = evidence([*crowded, *filler(40)])
+    split = people.split(ev, steep)
+    assert len(set(profiles_of(ev, split, "Solo Author"))) > 1

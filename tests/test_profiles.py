@@ -221,3 +221,23 @@ def test_the_author_facet_lists_the_people_of_a_name(
     assert chip is not None
     assert f"Yang You ({you.people[0].hint})" in narrowed[chip.end() : chip.end() + 200]
     assert "person" not in parse_qs(urlsplit(html.unescape(chip.group(1))).query)
+
+
+def test_a_name_of_many_people_lists_the_first_and_the_chosen() -> None:
+    from pubsearch.search.results import FacetValue, PersonValue
+    from pubsearch.web import pages
+
+    people = tuple(
+        PersonValue(f"yang-liu-{n:02d}", f"with Co Author{n}", 20 - n, selected=n == 11)
+        for n in range(12)
+    )
+    value = FacetValue("Yang Liu", 200, True, people)
+    group = pages._facet_group(
+        "author", "Authors", (value,), SearchRequest(person=people[11].id), "/"
+    )
+    (option,) = group.options
+    shown = [p.hint for p in option.people]
+    assert shown == [f"with Co Author{n}" for n in range(pages.PEOPLE_SHOWN)] + ["with Co Author11"]
+    assert option.more_people == 12 - pages.PEOPLE_SHOWN - 1
+    assert option.people[-1].selected and "person" not in option.people[-1].url
+    assert "person=yang-liu-00" in option.people[0].url

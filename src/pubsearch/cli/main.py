@@ -52,6 +52,9 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 
 # Commands kept in modules of their own, imported only when run (or listed by --help): a
 # query does not load the indexer's, harvester's, library's and batch run's code.
+# The people of an author facet's name the text output lists (JSON: all).
+PEOPLE_SHOWN = 5
+
 LAZY_COMMANDS = {
     "author": "pubsearch.cli.people:author_command",
     "batch": "pubsearch.cli.batch:batch_command",
@@ -317,6 +320,15 @@ def _print_results(results: SearchResults, broader: BroaderSearch | None = None)
         for name, values in results.facets.items():
             listed = ", ".join(f"{'*' if v.selected else ''}{v.value} ({v.count})" for v in values)
             click.echo(f"  {name}: {listed or '-'}")
+            for v in values:  # a name of several people: each, with its id for --person
+                if v.people:
+                    people = ", ".join(
+                        f"{'*' if p.selected else ''}{p.hint} ({p.count}) {p.id}"
+                        for p in v.people[:PEOPLE_SHOWN]
+                    )
+                    more = len(v.people) - PEOPLE_SHOWN
+                    tail = f", and {more} more (pubsearch author {v.value!r})" if more > 0 else ""
+                    click.echo(f"    {v.value}: {people}{tail}")
 
 
 # -- show and stats ------------------------------------------------------------------------

@@ -67,7 +67,7 @@ class Settings:
     threshold: float = 0.5  # profiles at least this alike are one person
     # A name of many co-author groups (a common name: many people) asks more likeness:
     # the threshold rises by ``crowd_slope`` for each doubling of its groups past
-    # ``crowd_from`` (see :meth:`threshold_for`).
+    # ``crowd_from`` (see :meth:`threshold_for`; groups of records that name a co-author).
     crowd_from: int = 8
     crowd_slope: float = 0.2
     few_words: int = 12  # a lone record with fewer words goes to the nearest profile
@@ -250,6 +250,14 @@ def _join_groups(
     labels = comp_label[order]
     starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
     sizes = np.diff(np.r_[starts, len(order)])
+    # A name's crowd: its groups whose records name a co-author (a record alone on its
+    # author list, as on a profile page, is a group of its own that says nothing of how
+    # many people share the name).
+    authors = evidence.authors
+    docs = authors.doc_of_entry.astype(np.int64)[live_entries]
+    with_others = np.diff(authors.offsets)[docs] > 1
+    accompanied = np.bincount(comp_of[with_others], minlength=ncomps) > 0
+    crowds = np.add.reduceat(accompanied[order], starts) if len(order) else starts
     left, right = _pairs(order, starts, sizes)
     sims = vectors.similarity(left, right, settings)
     final = np.arange(ncomps, dtype=np.int64)
@@ -260,7 +268,7 @@ def _join_groups(
     np.maximum.at(best, right, sims)
     # Two groups: one comparison. More: average linkage, name by name.
     at = 0
-    for start, size in zip(starts.tolist(), sizes.tolist(), strict=True):
+    for start, size, crowd in zip(starts.tolist(), sizes.tolist(), crowds.tolist(), strict=True):
         count = size * (size - 1) // 2
         members = order[start : start + size]
         if size == 2:
@@ -276,7 +284,7 @@ def _join_groups(
                 final,
                 how,
                 conf,
-                settings.threshold_for(size),
+                settings.threshold_for(crowd),
             )
         at += count
     # A lone record that says too little goes to the profile most like it.

@@ -69,8 +69,10 @@ class FacetOption:
     # What its checkbox sends: the value, or for a name selected by a name in quotes (a
     # hit's author link), that name in quotes, so that it stays that person only.
     param: str = ""
-    # A name of several people: a link to each one's records (person=), with a hint.
+    # A name of several people: a link to each one's records (person=), with a hint; the
+    # first PEOPLE_SHOWN (and the chosen one), and how many more the profile page lists.
     people: tuple[PersonOption, ...] = ()
+    more_people: int = 0
 
 
 @dataclass(frozen=True)
@@ -365,11 +367,13 @@ def _facet_group(
                     p.hint or p.id,
                     p.count,
                     p.selected,
-                    urls.search_url(
-                        path, replace(req, person=None if p.selected else p.id, page=1)
-                    ),
+                    urls.search_url(path, _person_request(req, p.id, p.selected)),
                 )
-                for p in v.people
+                for n, p in enumerate(v.people)
+                if n < PEOPLE_SHOWN or p.selected
+            ),
+            more_people=sum(
+                1 for n, p in enumerate(v.people) if n >= PEOPLE_SHOWN and not p.selected
             ),
         )
         for v in values
@@ -488,6 +492,9 @@ def _listed(values: tuple[str, ...]) -> str:
     more = ", \u2026" if len(values) > CHIP_VALUES else ""
     return ", ".join(values[:CHIP_VALUES]) + more
 
+
+# The people of an author facet's name listed under it (the rest: on its profile page).
+PEOPLE_SHOWN = 8
 
 # A chip's tooltip lists this many of the values its filter stands for.
 CHIP_VALUES = 8
