@@ -45,8 +45,8 @@ def test_a_terminal_gets_a_bar(tmp_path: Path) -> None:
             shown += chunk
         out, _ = process.communicate(timeout=60)
         os.close(leader)
-    assert process.returncode == 0
     text = shown.decode("utf-8", "replace")
+    assert process.returncode == 0, text[-2000:]  # what the terminal last showed
     assert "harvesting" in text
     assert "| 50/50 [" in text  # of how many the service says, and the time left
     assert "records/s" in text
