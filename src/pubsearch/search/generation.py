@@ -25,6 +25,7 @@ from pubsearch.index.tables import keep, name_documents, spelling_table
 from pubsearch.index.vectors import VectorTable
 from pubsearch.search import semantic
 from pubsearch.search.corpus import Corpus
+from pubsearch.search.profiles import PeopleIndex
 from pubsearch.search.subjectmatch import SubjectIndex
 
 # Document frequencies kept per generation before they are forgotten (about 100 bytes each).
@@ -72,6 +73,7 @@ class Generation:
     _names_lock: threading.Lock = field(default_factory=threading.Lock)
     _spelling_lock: threading.Lock = field(default_factory=threading.Lock)
     _people: PeopleTable | None = None
+    _people_index: PeopleIndex | None = None
     _people_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def field_lengths(self, searcher: Searcher) -> FieldLengths:
@@ -119,6 +121,17 @@ class Generation:
                 entries = len(table.authors.value_ids)
                 self._people = PeopleTable.load(directory, generation, entries)
             return self._people
+
+    def people_index(self, table: FacetTable, directory: Path) -> PeopleIndex | None:
+        """The saved people table as a results page reads it (see
+        :class:`~pubsearch.search.profiles.PeopleIndex`), or None when there is none."""
+        people = self.saved_people(table, directory)
+        if people is None:
+            return None
+        with self._people_lock:
+            if self._people_index is None or self._people_index.people is not people:
+                self._people_index = PeopleIndex(table, people)
+            return self._people_index
 
     def people(self, table: FacetTable, directory: Path) -> PeopleTable:
         """The people of this generation's authors (pubsearch.index.peopletable): the table

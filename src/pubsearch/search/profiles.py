@@ -4,6 +4,7 @@ years and co-authors, as ``pubsearch author NAME`` and the JSON show them."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
@@ -167,9 +168,47 @@ def people_of_record(
     return tuple(found)
 
 
+class PeopleIndex:
+    """A generation's people as a results page reads them, made once: the author entries of
+    each name and of each person (sorted, so that a name's are a slice), and each person's
+    hint, worked out when first shown."""
+
+    def __init__(self, table: FacetTable, people: PeopleTable) -> None:
+        self.table = table
+        self.people = people
+        entries = len(people.person)
+        value = table.authors.value_ids[:entries]
+        self._by_name = np.argsort(value, kind="stable")
+        self._name_starts = np.searchsorted(
+            value[self._by_name], np.arange(len(table.authors.labels) + 1)
+        )
+        person = people.person
+        self._by_person = np.argsort(person, kind="stable")
+        self._person_starts = np.searchsorted(
+            person[self._by_person], np.arange(len(people.ids) + 1)
+        )
+        self._hints: dict[int, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def entries_of_name(self, label: int) -> npt.NDArray[np.int64]:
+        start, stop = self._name_starts[label], self._name_starts[label + 1]
+        return self._by_name[start:stop]
+
+    def subject_and_coauthor(self, number: int, label: int) -> tuple[str, str]:
+        """Person ``number``'s commonest subject and co-author (not ``label``, its name)."""
+        with self._lock:
+            found = self._hints.get(number)
+        if found is None:
+            start, stop = self._person_starts[number], self._person_starts[number + 1]
+            docs = self.table.authors.doc_of_entry[self._by_person[start:stop]]
+            found = (_top(self.table.subjects, docs, ()), _top(self.table.authors, docs, (label,)))
+            with self._lock:
+                self._hints[number] = found
+        return found
+
+
 def facet_people(
-    table: FacetTable,
-    people: PeopleTable,
+    index: PeopleIndex,
     values: tuple[FacetValue, ...],
     counted: npt.NDArray[np.bool_],
     chosen: str | None,
@@ -177,18 +216,17 @@ def facet_people(
     """The author facet's ``values`` with, for each name whose records among ``counted``
     (the documents its counts are of) are of several people, those people: id, a hint
     (their top subject, or top co-author where the name's people share it), count."""
+    table, people = index.table, index.people
     column = table.authors
-    value = column.value_ids
     docs = column.doc_of_entry
     person = people.person
-    entries = len(person)
     out: list[FacetValue] = []
     for facet in values:
         label = column.ids_by_key.get(fold(facet.value))
         if label is None:
             out.append(facet)
             continue
-        mine = np.flatnonzero(value[:entries] == label)
+        mine = index.entries_of_name(label)
         mine = mine[counted[docs[mine]] & (person[mine] >= 0)]
         numbers, counts = np.unique(person[mine], return_counts=True)
         if len(numbers) < 2:
@@ -196,31 +234,18 @@ def facet_people(
             continue
         order = np.lexsort((numbers, -counts))
         numbers, counts = numbers[order], counts[order]
-        hints = _hints(table, people, numbers.tolist(), label)
+        pairs = [index.subject_and_coauthor(n, label) for n in numbers.tolist()]
+        shown = Counter(subject for subject, _ in pairs)
+        hints = [
+            subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
+            for subject, co in pairs
+        ]
         found = tuple(
             PersonValue(people.ids[n], hint, int(c), people.ids[n] == chosen)
             for n, c, hint in zip(numbers.tolist(), counts.tolist(), hints, strict=True)
         )
         out.append(replace(facet, people=found))
     return tuple(out)
-
-
-def _hints(table: FacetTable, people: PeopleTable, numbers: list[int], label: int) -> list[str]:
-    """A few words for each person of ``numbers`` (one name's) that tell them apart: the
-    person's commonest subject, else (two of them sharing it) their commonest co-author."""
-    subjects, coauthors = [], []
-    column = table.authors
-    person = people.person
-    for number in numbers:
-        entries = np.flatnonzero(person == number)
-        docs = column.doc_of_entry[entries]
-        subjects.append(_top(table.subjects, docs, ()))
-        coauthors.append(_top(column, docs, (label,)))
-    shown = Counter(subjects)
-    return [
-        subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
-        for subject, co in zip(subjects, coauthors, strict=True)
-    ]
 
 
 def _top(column: Any, docs: npt.NDArray[Any], leave_out: tuple[int, ...]) -> str:

@@ -243,13 +243,13 @@ class SearchService:
             else None
         )
         if facets and facets.get("author"):
-            people = gen.saved_people(table, self.index_dir / gen.name)
+            people = gen.people_index(table, self.index_dir / gen.name)
             if people is not None:
                 # A person chosen stays listed beside the others of the name.
                 others = {k: v for k, v in plan.filters.items() if k != "person"}
                 counted = facet_base(plan.matched, others, "author")
                 facets["author"] = profiles.facet_people(
-                    table, people, facets["author"], counted, request.person
+                    people, facets["author"], counted, request.person
                 )
         if mode == "semantic":  # the words' reading says nothing about these results
             text = replace(text, relaxed=False, all_words_total=None, split=None)
