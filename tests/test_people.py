@@ -198,6 +198,23 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
     # Yang You's records changed: split again, every record still under the name.
     assert sum(_ids_of(table, after, "Yang You").values()) == 19
     assert _ids_of(table, after, "Wei Lin") == wei_lin
+    # Each generation keeps its words, which the next update reads rather than every
+    # changed name's records: they are those of its stored texts, document by document.
+    generation = storage.current_generation(index_dir)
+    assert generation is not None
+    ix = storage.open_index(generation)
+    with ix.reader() as reader:
+        saved = peoplewords.load(generation, ix.latest_generation())
+        fresh = peoplewords.DocWords.of_reader(reader)
+        deleted = [reader.is_deleted(d) for d in range(reader.doc_count_all())]
+    ix.close()
+    assert saved is not None and len(saved) == len(fresh) == len(deleted)
+    for doc, gone in enumerate(deleted):
+        if not gone:
+            assert saved.ids[doc] == fresh.ids[doc]
+            mine_saved = saved.hashes[saved.offsets[doc] : saved.offsets[doc + 1]]
+            mine_fresh = fresh.hashes[fresh.offsets[doc] : fresh.offsets[doc + 1]]
+            assert set(mine_saved) == set(mine_fresh)
     # An identical rebuild gives identical ids.
     build_index(tmp_path / "again", read_paths([seeds_dir], ReadReport()))
     table, again = _table(tmp_path / "again")

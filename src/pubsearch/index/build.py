@@ -15,15 +15,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pubsearch.core import forked
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
 from pubsearch.index import peoplewords, postings, storage, vectors
 from pubsearch.index.documents import key_term, record_fields, record_from_stored
 from pubsearch.index.facets import FacetTable, SegmentFacets, segment_facets
-from pubsearch.index.peopletable import PEOPLE_FILE, PeopleTable, changed_labels
+from pubsearch.index.peopletable import PEOPLE_FILE, PeopleTable
 from pubsearch.index.schema import OPTIONAL_FIELDS, analysed_as_now
 from pubsearch.index.segments.workers import write_documents
 from pubsearch.index.segments.writer import merge_small_segments, segment_writer
@@ -202,32 +200,24 @@ def _people_step(
     """What saves the people table of the build (see :func:`_save_facets`): the words it
     needs are read here, from ``reader``, where ``words`` lacks them; the step reads no
     file."""
-    if previous is not None and len(previous.person) <= len(table.authors.value_ids):
-        words = peoplewords.DocWords.of_reader(reader, only=_changed_docs(table, previous))
-    else:
+    if previous is not None and len(previous.person) > len(table.authors.value_ids):
         previous = None
-        if words is None:
-            words = peoplewords.DocWords.of_reader(reader)
-        elif len(words) < table.size:
-            rest = peoplewords.DocWords.of_reader(reader, len(words))
-            words = peoplewords.DocWords.joined([words, rest])
+    if words is None or len(words) > table.size:
+        # A generation saved without its words (an older version's): read once, then
+        # saved for the next update.
+        words = peoplewords.DocWords.of_reader(reader)
+    elif len(words) < table.size:
+        # The previous generation's words (its documents keep their numbers) or the
+        # build's, and those of the documents added since.
+        rest = peoplewords.DocWords.of_reader(reader, len(words))
+        words = peoplewords.DocWords.joined([words, rest])
     found = words
 
     def step() -> None:
         PeopleTable.build(table, found, previous).save(build_dir, generation)
+        peoplewords.save(found, build_dir, generation)
 
     return step
-
-
-def _changed_docs(table: FacetTable, previous: PeopleTable) -> Any:
-    """The documents of the names whose records changed since ``previous``: those an
-    update splits again."""
-    labels = changed_labels(table, previous)
-    value = table.authors.value_ids
-    docs = table.authors.doc_of_entry[labels[value]]
-    mask = np.zeros(table.size, dtype=np.bool_)
-    mask[docs] = True
-    return mask
 
 
 def default_workers(workers: int | None) -> int:
@@ -321,7 +311,13 @@ def update_index(
                     build_dir, ix.latest_generation(), len(previous.authors.value_ids)
                 )
             )
+            previous_words = (
+                None
+                if previous_people is None
+                else peoplewords.load(build_dir, ix.latest_generation())
+            )
             (build_dir / PEOPLE_FILE).unlink(missing_ok=True)
+            (build_dir / peoplewords.WORDS_FILE).unlink(missing_ok=True)
             replaced = unchanged = removed = added = 0
             to_doc, dropped = _documents_for(ix.schema)
             writer = segment_writer(ix)
@@ -366,6 +362,7 @@ def update_index(
                 None if renumbered else previous,
                 added,
                 tables=False,
+                words=None if renumbered else previous_words,
                 previous_people=None if renumbered else previous_people,
             )
             _update_vectors(index_dir, live, build_dir, embedder)

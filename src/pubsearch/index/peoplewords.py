@@ -8,6 +8,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -182,3 +183,48 @@ def segment_words(reader: Any, kept: Any = None) -> DocWords:
             kept.ids, kept.docs, kept.termnums, kept.terms, _content_analyzer(reader)
         )
     return DocWords.of_reader(reader)
+
+
+# Each generation's words, saved beside its people table: an update reads them rather than
+# every changed name's records again (an update of 1,000 records took 48 s that way).
+WORDS_FILE = "people-words.npz"
+WORDS_VERSION = 1
+_SEPARATOR = "\x1f"
+
+
+def save(words: DocWords, directory: Path, generation: int) -> None:
+    """Write ``words`` (of every document of Whoosh generation ``generation``) into
+    ``directory`` (a new file, renamed into place)."""
+    from pubsearch.core import npzfiles
+
+    packed = _SEPARATOR.join(words.ids).encode("utf-8")
+    npzfiles.save_arrays(
+        directory / WORDS_FILE,
+        {
+            "meta": np.asarray([WORDS_VERSION, generation, len(words)], dtype=np.int64),
+            "offsets": words.offsets,
+            "hashes": words.hashes,
+            "ids": np.frombuffer(packed, dtype=np.uint8),
+        },
+    )
+
+
+def load(directory: Path, generation: int) -> DocWords | None:
+    """The words saved in ``directory`` for Whoosh generation ``generation``, or None (none
+    saved, or saved for another)."""
+    import zipfile
+
+    from pubsearch.core import npzfiles
+
+    try:
+        data = npzfiles.load_arrays(directory / WORDS_FILE)
+        meta = data["meta"]
+        if int(meta[0]) != WORDS_VERSION or int(meta[1]) != generation:
+            return None
+        count = int(meta[2])
+        ids = bytes(data["ids"]).decode("utf-8").split(_SEPARATOR) if count else []
+        if len(ids) != count or len(data["offsets"]) != count + 1:
+            return None
+        return DocWords(tuple(ids), data["offsets"], data["hashes"])
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
