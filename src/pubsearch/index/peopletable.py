@@ -74,12 +74,13 @@ class PeopleTable:
             keep[:old] = ~changed[value[:old]] & (previous.person >= 0) & (group[:old] >= 0)
             group = group.copy()
             # Kept people after the new ones, by their old number.
-            group[keep] = split.groups + previous.person[keep[:old]]
+            made = split.groups  # (a scan of every entry: once, not per kept person)
+            group[keep] = made + previous.person[keep[:old]]
             how, confidence = how.copy(), confidence.copy()
             how[keep] = previous.how[keep[:old]]
             confidence[keep] = previous.confidence[keep[:old]]
             for number in np.unique(previous.person[keep[:old]]).tolist():
-                kept_id[split.groups + number] = previous.ids[number]
+                kept_id[made + number] = previous.ids[number]
         live = group >= 0
         numbers, dense = np.unique(group[live], return_inverse=True)
         group = np.full(len(group), -1, dtype=np.int64)
