@@ -241,3 +241,23 @@ def test_a_name_of_many_people_lists_the_first_and_the_chosen() -> None:
     assert option.more_people == 12 - pages.PEOPLE_SHOWN - 1
     assert option.people[-1].selected and "person" not in option.people[-1].url
     assert "person=yang-liu-00" in option.people[0].url
+
+
+def test_the_commonest_value_of_each_owners_documents() -> None:
+    """profiles._tops: per owner, the value most of its documents have (ties: the first
+    numbered), leaving out one value (the name the people share)."""
+    import numpy as np
+
+    from pubsearch.index.facets import MultiValued
+    from pubsearch.search import profiles
+
+    column = MultiValued.from_values(
+        [["Ann", "Bo"], ["Ann", "Cy"], ["Ann", "Cy", "Bo"], ["Ann"], ["Ann", "Dee"]]
+    )
+    ann = column.ids_by_key["ann"]
+    docs = np.asarray([0, 1, 2, 3, 4], dtype=np.int64)
+    owners = np.asarray([0, 0, 0, 1, 2])
+    assert profiles._tops(column, docs, owners, 3, ann) == ["Bo", "", "Dee"]
+    assert profiles._tops(column, docs, owners, 3, -1) == ["Ann", "Ann", "Ann"]
+    # Bo and Cy tie for owner 0 (two documents each): Bo was numbered first.
+    assert column.ids_by_key["bo"] < column.ids_by_key["cy"]

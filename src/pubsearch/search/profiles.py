@@ -194,17 +194,26 @@ class PeopleIndex:
         start, stop = self._name_starts[label], self._name_starts[label + 1]
         return self._by_name[start:stop]
 
-    def subject_and_coauthor(self, number: int, label: int) -> tuple[str, str]:
-        """Person ``number``'s commonest subject and co-author (not ``label``, its name)."""
+    def subjects_and_coauthors(self, numbers: list[int], label: int) -> list[tuple[str, str]]:
+        """Each person's of ``numbers`` commonest subject and co-author (not ``label``, the
+        name they share), worked out together for those not seen before."""
         with self._lock:
-            found = self._hints.get(number)
-        if found is None:
-            start, stop = self._person_starts[number], self._person_starts[number + 1]
-            docs = self.table.authors.doc_of_entry[self._by_person[start:stop]]
-            found = (_top(self.table.subjects, docs, ()), _top(self.table.authors, docs, (label,)))
+            missing = [n for n in numbers if n not in self._hints]
+        if missing:
+            parts = [
+                self._by_person[self._person_starts[n] : self._person_starts[n + 1]]
+                for n in missing
+            ]
+            entries = np.concatenate(parts)
+            owners = np.repeat(np.arange(len(missing)), [len(part) for part in parts])
+            docs = self.table.authors.doc_of_entry[entries].astype(np.int64)
+            subjects = _tops(self.table.subjects, docs, owners, len(missing), -1)
+            coauthors = _tops(self.table.authors, docs, owners, len(missing), label)
             with self._lock:
-                self._hints[number] = found
-        return found
+                for n, subject, coauthor in zip(missing, subjects, coauthors, strict=True):
+                    self._hints[n] = (subject, coauthor)
+        with self._lock:
+            return [self._hints[n] for n in numbers]
 
 
 def facet_people(
@@ -234,7 +243,7 @@ def facet_people(
             continue
         order = np.lexsort((numbers, -counts))
         numbers, counts = numbers[order], counts[order]
-        pairs = [index.subject_and_coauthor(n, label) for n in numbers.tolist()]
+        pairs = index.subjects_and_coauthors(numbers.tolist(), label)
         shown = Counter(subject for subject, _ in pairs)
         hints = [
             subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
@@ -248,13 +257,32 @@ def facet_people(
     return tuple(out)
 
 
-def _top(column: Any, docs: npt.NDArray[Any], leave_out: tuple[int, ...]) -> str:
-    """The commonest value of ``column`` on ``docs`` (not one of ``leave_out``), or ""."""
-    starts, stops = column.offsets[docs], column.offsets[docs + 1]
-    found: Counter[int] = Counter()
-    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
-        found.update(v for v in column.value_ids[start:stop].tolist() if v not in leave_out)
-    if not found:
-        return ""
-    top = min(found.items(), key=lambda item: (-item[1], item[0]))[0]
-    return str(column.labels[top])
+def _tops(
+    column: Any, docs: npt.NDArray[np.int64], owners: npt.NDArray[Any], count: int, leave_out: int
+) -> list[str]:
+    """For each of ``count`` owners, the commonest value of ``column`` on its documents
+    (``docs[i]`` is ``owners[i]``'s; ties: the value first numbered; not ``leave_out``), or
+    ""."""
+    starts = column.offsets[docs].astype(np.int64)
+    sizes = column.offsets[docs + 1].astype(np.int64) - starts
+    total = int(sizes.sum())
+    out = [""] * count
+    if not total:
+        return out
+    firsts = np.cumsum(sizes) - sizes
+    at = np.arange(total) - np.repeat(firsts, sizes) + np.repeat(starts, sizes)
+    values = column.value_ids[at].astype(np.int64)
+    whose = np.repeat(owners.astype(np.int64), sizes)
+    keep = values != leave_out
+    values, whose = values[keep], whose[keep]
+    if not len(values):
+        return out
+    width = int(values.max()) + 1
+    keys, counts = np.unique(whose * width + values, return_counts=True)
+    owner_of, value_of = keys // width, keys % width
+    order = np.lexsort((value_of, -counts, owner_of))
+    first = np.r_[True, owner_of[order][1:] != owner_of[order][:-1]]
+    winners = owner_of[order][first].tolist()
+    for owner, value in zip(winners, value_of[order][first].tolist(), strict=True):
+        out[owner] = str(column.labels[value])
+    return out
