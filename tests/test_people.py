@@ -124,6 +124,15 @@ def test_initials_join_the_full_name_when_they_share_a_coauthor_not_otherwise() 
     assert target[initials[0]] == target[full[0]]
     assert target[initials[1]] != target[full[0]]
     assert initials[1] == initials[2]
+    # An update joins anew only the initials forms of the names it changed (or that stand
+    # for one): neither changed, nothing joins here; either, the same join as above.
+    nothing = np.zeros(len(ev.authors.labels), dtype=np.bool_)
+    kept = people.join(ev, split, labels=nothing)
+    assert kept[initials[0]] != kept[full[0]]
+    for name in ("V. Patel", "Vishal Patel"):
+        changed = nothing.copy()
+        changed[ev.authors.ids_by_key[name.lower()]] = True
+        assert np.array_equal(people.join(ev, split, labels=changed), target)
 
 
 @pytest.mark.parametrize(
@@ -138,6 +147,8 @@ def test_initials_join_the_full_name_when_they_share_a_coauthor_not_otherwise() 
 )
 def test_name_forms(label: str, forms: tuple[str, str, bool] | None) -> None:
     assert people.name_forms(label) == forms
+    if forms is not None:  # what an update's joins find a name's partners by
+        assert people._surname(label) == forms[0]
 
 
 def _table(index_dir: Path) -> tuple[FacetTable, PeopleTable]:

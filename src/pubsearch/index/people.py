@@ -528,6 +528,14 @@ def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000)
 _GIVEN_PARTS = re.compile(r"[\s.\-]+")
 
 
+def _surname(label: str) -> str:
+    """The surname :func:`name_forms` finds in ``label`` (its family part's last word,
+    folded), without reading the given names."""
+    text = label if label.isascii() else fold(label)
+    words = (text.partition(",")[0] if "," in text else text).split()
+    return words[-1].lower().strip(".") if words else ""
+
+
 def name_forms(label: str) -> tuple[str, str, bool] | None:
     """A name's surname (its last word, folded), first initial, and whether every given
     name is an initial (``V. M. Patel``): None for a name of one word."""
@@ -553,23 +561,35 @@ def name_forms(label: str) -> tuple[str, str, bool] | None:
     return surname, parts[0][0].lower(), all(len(p) == 1 for p in parts)
 
 
-def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) -> IntArray:
+def join(
+    evidence: Evidence,
+    split_of: Split,
+    settings: Settings | None = None,
+    labels: BoolArray | None = None,
+) -> IntArray:
     """Each profile of ``split_of`` -> the profile it is one person with (itself, for most):
     a profile of a name written with initials (``V. Patel``) is joined to the profile of
     a full form of the name (``Vishal Patel``, ``Vishal M. Patel``) that shares a co-author
     with it, else to the one most like it, when that is alike enough and the next full
-    form's is not nearly as alike."""
+    form's is not nearly as alike. With ``labels`` (by name id: the names an update
+    changed), only the initials forms that are such a name or stand for one are joined
+    anew (the others' profiles, kept, hold their earlier joins)."""
     settings = settings or Settings()
     authors = evidence.authors
-    labels = evidence.labels
+    names = evidence.labels
     value = authors.value_ids.astype(np.int64)
     group = split_of.group
     target = np.arange(split_of.groups, dtype=np.int64)
-    live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(labels)))
+    live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(names)))
     full_by_key: dict[tuple[str, str], list[int]] = {}
     initials: list[tuple[int, tuple[str, str]]] = []
-    for label_id in live_labels.tolist():
-        forms = name_forms(labels[label_id])
+    considered = live_labels.tolist()
+    if labels is not None:  # only the names of a changed name's surname can join anew
+        changed = np.flatnonzero(labels[: len(names)]).tolist()
+        surnames = {_surname(names[label_id]) for label_id in changed}
+        considered = [i for i in considered if _surname(names[i]) in surnames]
+    for label_id in considered:
+        forms = name_forms(names[label_id])
         if forms is None:
             continue
         key = (forms[0], forms[1])
@@ -577,7 +597,13 @@ def join(evidence: Evidence, split_of: Split, settings: Settings | None = None) 
             initials.append((label_id, key))
         else:
             full_by_key.setdefault(key, []).append(label_id)
-    compatible = _Compatible(labels)
+    if labels is not None:
+        initials = [
+            (label_id, key)
+            for label_id, key in initials
+            if labels[label_id] or any(labels[full] for full in full_by_key.get(key, ()))
+        ]
+    compatible = _Compatible(names)
     candidates = [
         (label_id, full)
         for label_id, key in initials

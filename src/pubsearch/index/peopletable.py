@@ -89,7 +89,7 @@ class PeopleTable:
             int(i): kept_id[int(n)] for i, n in enumerate(numbers.tolist()) if int(n) in kept_id
         }
         regrouped = people.Split(group, how, confidence)
-        target = people.join(evidence, regrouped, settings)
+        target = people.join(evidence, regrouped, settings, changed)
         person = np.full(len(group), -1, dtype=np.int64)
         people_numbers, person[live] = np.unique(target[group[live]], return_inverse=True)
         ids = _ids(table, words, person, value, docs, kept_id, target, people_numbers)
@@ -167,10 +167,15 @@ def _ids(
     id."""
     count = len(numbers)
     ids: list[str | None] = [None] * count
-    for group, old in kept.items():
-        number = int(np.searchsorted(numbers, target[group]))
-        if target[group] == group and ids[number] is None:
-            ids[number] = old
+    if kept:
+        groups = np.fromiter(kept, dtype=np.int64, count=len(kept))
+        roots = target[groups]
+        found = np.searchsorted(numbers, roots)  # each kept group's person, at once
+        olds = list(kept.values())
+        for at in np.flatnonzero(roots == groups).tolist():
+            number = int(found[at])
+            if ids[number] is None:
+                ids[number] = olds[at]
     live = np.flatnonzero(person >= 0)
     need = np.asarray([i is None for i in ids], dtype=np.bool_)
     entries = live[need[person[live]]]
