@@ -93,8 +93,9 @@ class Split:
     how: UInt8Array
     confidence: FloatArray
 
-    @property
+    @cached_property
     def groups(self) -> int:
+        """How many profiles (worked out once: a scan of every entry)."""
         return int(self.group.max(initial=-1)) + 1
 
 

@@ -74,7 +74,7 @@ class PeopleTable:
             keep[:old] = ~changed[value[:old]] & (previous.person >= 0) & (group[:old] >= 0)
             group = group.copy()
             # Kept people after the new ones, by their old number.
-            made = split.groups  # (a scan of every entry: once, not per kept person)
+            made = split.groups
             group[keep] = made + previous.person[keep[:old]]
             how, confidence = how.copy(), confidence.copy()
             how[keep] = previous.how[keep[:old]]
