@@ -31,6 +31,7 @@ people), the share joined (wrong).
 
     .venv/bin/python bench/people.py                    # tune on half, report the other
     .venv/bin/python bench/people.py --sets 400 --seed 7
+    .venv/bin/python bench/people.py --fit 1000         # fit the pair model first
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pubsearch.index import people, peoplewords
+from pubsearch.index import people, peopleevidence, peoplewords
 from pubsearch.index.facets import MultiValued
 from pubsearch.index.names import recorded_name
 from pubsearch.ingest.readers import ReadReport, read_paths
@@ -204,17 +205,102 @@ def _key(name: str) -> str:
     return fold(name)
 
 
-def bench_splitting(
-    rows: Sequence[Row], words: peoplewords.DocWords, sets_wanted: int, seed: int
-) -> people.Settings:
-    sets = homonym_sets(rows, sets_wanted, seed)
+def homonyms(
+    rows: Sequence[Row], words: peoplewords.DocWords, sets: list[tuple[str, ...]]
+) -> tuple[people.Evidence, dict[tuple[int, str], str]]:
+    """The records with each set renamed to its first name, and who wrote each renamed
+    (record, name)."""
     mapping = {m: members[0] for members in sets for m in members}
     truth_of: dict[tuple[int, str], str] = {}
     for number, row in enumerate(rows):
         for author in row.authors:
             if author in mapping:
                 truth_of[(number, mapping[author])] = author
-    ev = evidence(rows, renamed(rows, mapping), words)
+    return evidence(rows, renamed(rows, mapping), words), truth_of
+
+
+def pair_data(
+    sets: Sequence[tuple[str, ...]], ev: people.Evidence, truth_of: dict[tuple[int, str], str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pair model's features of every two co-author groups of each set's name, and
+    whether they are one author's (a group's author: the one of most of its records)."""
+    authors = ev.authors
+    value = authors.value_ids.astype(np.int64)
+    per_label = np.bincount(value, minlength=len(authors.labels))
+    alive = np.ones(len(value), dtype=np.bool_)
+    component = people._components(ev, alive, per_label >= 2, per_label, people.Settings())
+    entries: list[np.ndarray] = []
+    group_of: list[np.ndarray] = []
+    left: list[int] = []
+    right: list[int] = []
+    same: list[bool] = []
+    groups = 0
+    for members in sets:
+        name = members[0]
+        mine = np.flatnonzero(value == authors.ids_by_key[_key(name)])
+        comps, local = np.unique(component[mine], return_inverse=True)
+        docs = authors.doc_of_entry[mine].tolist()
+        wrote = [Counter() for _ in comps]
+        for g, d in zip(local.tolist(), docs, strict=True):
+            wrote[g][truth_of[(d, name)]] += 1
+        author = [c.most_common(1)[0][0] for c in wrote]
+        for i, j in itertools.combinations(range(len(comps)), 2):
+            left.append(groups + i)
+            right.append(groups + j)
+            same.append(author[i] == author[j])
+        entries.append(mine)
+        group_of.append(groups + local)
+        groups += len(comps)
+    vectors = peopleevidence.GroupVectors.of(
+        ev, np.concatenate(entries), np.concatenate(group_of), groups
+    )
+    features = vectors.features(np.asarray(left), np.asarray(right))
+    return features, np.asarray(same)
+
+
+def fit(
+    rows: Sequence[Row],
+    words: peoplewords.DocWords,
+    tune: Sequence[tuple[str, ...]],
+    test: Sequence[tuple[str, ...]],
+    seed: int,
+    extra: int,
+) -> peopleevidence.PairModel:
+    """A pair model fitted (scikit-learn's logistic regression) on the tuning half's sets
+    and ``extra`` more drawn with other seeds, none with an author of the reported half."""
+    from sklearn.linear_model import LogisticRegression
+
+    held = {a for members in test for a in members}
+    ev, truth_of = homonyms(rows, words, list(tune))
+    parts = [pair_data(tune, ev, truth_of)]
+    drawn = 0
+    for offset in itertools.count(100):
+        if drawn >= extra:
+            break
+        more = [m for m in homonym_sets(rows, 300, seed + offset) if not held & set(m)]
+        more = more[: extra - drawn]
+        drawn += len(more)
+        ev, truth_of = homonyms(rows, words, more)
+        parts.append(pair_data(more, ev, truth_of))
+    features = np.vstack([f for f, _ in parts])
+    same = np.concatenate([y for _, y in parts])
+    model = LogisticRegression(C=1.0, max_iter=10_000).fit(features, same)
+    fitted = peopleevidence.fitted(
+        model.coef_[0].round(4).tolist(), round(float(model.intercept_[0]), 4)
+    )
+    print(
+        f"pair model fitted on {len(same):,} pairs ({int(same.sum()):,} one author's) of "
+        f"{len(tune) + drawn} sets; PairModel(weights={fitted.weights}, "
+        f"intercept={fitted.intercept})"
+    )
+    return fitted
+
+
+def bench_splitting(
+    rows: Sequence[Row], words: peoplewords.DocWords, sets_wanted: int, seed: int, extra: int
+) -> people.Settings:
+    sets = homonym_sets(rows, sets_wanted, seed)
+    ev, truth_of = homonyms(rows, words, sets)
     order = list(range(len(sets)))
     random.Random(seed + 1).shuffle(order)
     tune = [sets[i] for i in order[: len(sets) // 2]]
@@ -225,31 +311,30 @@ def bench_splitting(
         f"artificial homonyms: {len(sets)} sets ({pairs} pairs, {len(sets) - pairs} triples), "
         f"{records:,} records; tuning on {len(tune)}, reporting on {len(test)}"
     )
+    model = people.Settings().model
+    if extra:
+        fitted = fit(rows, words, tune, test, seed, extra)
+        if fitted != model:
+            print("  (not the shipped model: the figures below are the fitted one's)")
+        model = fitted
     label_count = len(ev.authors.labels)
     one = np.asarray(ev.authors.value_ids, dtype=np.int64)  # one name, one person
     coauthors_only = replace(people.Settings(), threshold=9.0, few_words=0)
     grid = [
         # The crowd prior is tuned after, on names of many people (bench_crowds).
-        replace(people.Settings(), threshold=t, words_weight=w, coauthor_max=c, crowd_slope=0.0)
-        for t, w, c in itertools.product((0.4, 0.5, 0.6), (0.6, 0.7, 0.8), (100,))
+        replace(people.Settings(), model=model, threshold=t, crowd_slope=0.0)
+        for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
     ]
     best: tuple[float, people.Settings] | None = None
     for settings in grid:
         groups = people.split(ev, settings).group
         s = score(tune, ev, groups, truth_of)
-        print(
-            f"  tune threshold {settings.threshold:.2f} words {settings.words_weight:.1f} "
-            f"coauthor_max {settings.coauthor_max}: {s}",
-            file=sys.stderr,
-        )
+        print(f"  tune threshold {settings.threshold:.2f}: {s}", file=sys.stderr)
         if best is None or s.f1 > best[0]:
             best = (s.f1, settings)
     assert best is not None
     chosen = best[1]
-    print(
-        f"chosen on the tuning half: threshold {chosen.threshold}, words weight "
-        f"{chosen.words_weight}, coauthor_max {chosen.coauthor_max} (F1 {best[0]:.3f})"
-    )
+    print(f"chosen on the tuning half: threshold {chosen.threshold} (F1 {best[0]:.3f})")
     started = time.perf_counter()
     split = people.split(ev, chosen)
     took = time.perf_counter() - started
@@ -538,6 +623,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", type=int, default=300)
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--cache", type=Path, help="keep the records read in this pickle")
+    parser.add_argument(
+        "--fit",
+        type=int,
+        default=0,
+        metavar="SETS",
+        help="fit the pair model on the tuning half and SETS more (none of the reported "
+        "half's authors) and report with it, printing its coefficients",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = load(args.data, args.cache)
@@ -545,7 +638,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     words = peoplewords.DocWords.of((r.id, r.title, r.abstract) for r in rows)
     print(f"their words: {time.perf_counter() - started:.1f} s")
-    settings = bench_splitting(rows, words, args.sets, args.seed)
+    settings = bench_splitting(rows, words, args.sets, args.seed, args.fit)
     settings = bench_crowds(rows, words, args.seed, settings)
     bench_one_person(rows, words, settings)
     bench_joining(rows, words, args.sets, args.seed, settings)

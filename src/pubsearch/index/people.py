@@ -8,12 +8,12 @@ The evidence is what the records say (docs/people.md has the method and its figu
    records with at most :attr:`Settings.max_authors` authors; not a name so common that
    many people have it: more than :attr:`Settings.coauthor_max` records) are one person's:
    the records linked so, directly or through others, are a *group*.
-2. **Words and subjects.** Groups of one name are joined when their titles' and
-   abstracts' words (tf-idf, each record's words weighed by how rare they are in the
-   index) and their subjects (codes, and their archives at half weight) are alike: the
-   similarity of two groups is ``w * words + (1 - w) * subjects`` (cosines of the groups'
-   summed vectors), and groups are joined, the most alike first, while the average
-   similarity of the two profiles' groups is at least :attr:`Settings.threshold`.
+2. **Words, subjects and co-authors' forms.** Groups of one name are joined when they are
+   likely one person's: :class:`~pubsearch.index.peopleevidence.PairModel` weighs how
+   alike their titles' and abstracts' words (tf-idf) and subjects are, the co-authors'
+   written forms they share (``J. Smith`` for ``John Smith``) and how much each says, into
+   a probability; groups are joined, the likeliest first, while the average probability
+   of the two profiles' groups is at least :attr:`Settings.threshold`.
 3. **Little evidence.** A record alone in its profile with few words goes to the profile
    most like it (``nearest``): a profile is not made of a record that says too little.
 
@@ -25,19 +25,24 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pubsearch.index.facets import MultiValued
-from pubsearch.index.peoplewords import DocWords
+from pubsearch.index.peopleevidence import (
+    Evidence,
+    GroupVectors,
+    PairModel,
+    name_forms,
+)
 from pubsearch.ingest.records import fold
+
+__all__ = ["HOW", "Evidence", "Settings", "Split", "join", "name_forms", "split"]
 
 IntArray = npt.NDArray[np.int64]
 UInt32Array = npt.NDArray[np.uint32]
@@ -49,11 +54,6 @@ BoolArray = npt.NDArray[np.bool_]
 ONLY, COAUTHORS, WORDS, NEAREST = 0, 1, 2, 3
 HOW = ("only", "coauthors", "words", "nearest")
 
-# A word is too common to tell people apart on more than a twentieth of the records, and
-# more than this many (a small index's words are not all common).
-_COMMON_FLOOR = 10
-_BUCKETS = 1 << 22
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -62,9 +62,8 @@ class Settings:
 
     coauthor_max: int = 100  # a co-author name on more records links nothing
     max_authors: int = 40  # a record with more authors links by none of them
-    words_weight: float = 0.7  # words' share of a similarity (subjects the rest)
-    words_scale: float = 10.0  # words' cosine times this (at most 1): on the subjects' scale
-    threshold: float = 0.5  # profiles at least this alike are one person
+    model: PairModel = field(default_factory=PairModel)  # how likely two groups are one
+    threshold: float = 0.4  # profiles at least this likely one person's are joined
     # A name of many co-author groups (a common name: many people) asks more likeness:
     # the threshold rises by ``crowd_slope`` for each doubling of its groups past
     # ``crowd_from`` (see :meth:`threshold_for`; groups of records that name a co-author).
@@ -72,7 +71,10 @@ class Settings:
     crowd_slope: float = 0.2
     few_words: int = 12  # a lone record with fewer words goes to the nearest profile
     # An initial's form (V. Patel) is the person of a full form (Vishal Patel) when they
-    # share a co-author, or are at least this alike and the next full form is not close.
+    # share a co-author, or are at least this alike and the next full form is not close
+    # (alike: ``w * min(words * scale, 1) + (1 - w) * subjects``, cosines).
+    words_weight: float = 0.7
+    words_scale: float = 10.0
     join_threshold: float = 0.95
     join_margin: float = 0.1
     join_choices: int = 3  # initials of more full names than this join by co-authors only
@@ -97,31 +99,6 @@ class Split:
     def groups(self) -> int:
         """How many profiles (worked out once: a scan of every entry)."""
         return int(self.group.max(initial=-1)) + 1
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the records of an index say of their authors, as the splitter reads it."""
-
-    authors: MultiValued
-    subjects: MultiValued
-    live: BoolArray
-    words: DocWords
-
-    @cached_property
-    def word_matrix(self) -> Any:
-        """Documents x words (see :func:`_word_matrix`), made once."""
-        return _word_matrix(self.words, self.live)
-
-    @cached_property
-    def subject_matrix(self) -> Any:
-        """Documents x subjects (see :func:`_subject_matrix`), made once."""
-        return _subject_matrix(self.subjects, len(self.live))
-
-    @cached_property
-    def labels(self) -> list[str]:
-        """The author names by id, decoded once."""
-        return list(self.authors.labels)
 
 
 def split(
@@ -260,7 +237,7 @@ def _join_groups(
     accompanied = np.bincount(comp_of[with_others], minlength=ncomps) > 0
     crowds = np.add.reduceat(accompanied[order], starts) if len(order) else starts
     left, right = _pairs(order, starts, sizes)
-    sims = vectors.similarity(left, right, settings)
+    sims = settings.model.probability(vectors.features(left, right))
     final = np.arange(ncomps, dtype=np.int64)
     how = np.full(ncomps, ONLY, dtype=np.uint8)
     conf = np.ones(ncomps, dtype=np.float32)
@@ -345,7 +322,7 @@ def _average_linkage(
     threshold: float,
 ) -> None:
     """Join the groups ``members`` of one name, the most alike first, while two profiles'
-    average similarity (over their groups' pairs, weighed by records) is at least
+    average probability (over their groups' pairs, weighed by records) is at least
     ``threshold``."""
     size = len(members)
     if float(sims.max()) < threshold:
@@ -412,154 +389,12 @@ def _to_nearest(
         final[comp] = heads[label]
 
 
-@dataclass(frozen=True)
-class GroupVectors:
-    """Groups' words and subjects as unit vectors (sparse rows), and each group's count
-    of words."""
-
-    words: Any  # scipy.sparse.csr_matrix
-    subjects: Any
-    words_count: IntArray
-
-    @classmethod
-    def of(
-        cls, evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int
-    ) -> GroupVectors:
-        """The vectors of ``groups`` groups, ``entries`` (author entries) being in groups
-        ``group_of``."""
-        from scipy.sparse import csr_matrix
-
-        docs = evidence.authors.doc_of_entry.astype(np.int64)[entries]
-        ndocs = len(evidence.live)
-        member = csr_matrix(
-            (np.ones(len(entries), dtype=np.float32), (group_of, docs)), shape=(groups, ndocs)
-        )
-        words = evidence.word_matrix
-        subjects = evidence.subject_matrix
-        counts = np.diff(evidence.words.offsets)
-        words_count = np.zeros(groups, dtype=np.int64)
-        np.add.at(words_count, group_of, counts[docs])
-        return cls(_unit_rows(member @ words), _unit_rows(member @ subjects), words_count)
-
-    def similarity(self, left: IntArray, right: IntArray, settings: Settings) -> FloatArray:
-        """How alike each pair of groups is: ``w * words + (1 - w) * subjects``, the
-        words' cosine scaled (see :class:`Settings`)."""
-        words = np.minimum(_row_dots(self.words, left, right) * settings.words_scale, 1)
-        subjects = _row_dots(self.subjects, left, right)
-        weight = settings.words_weight
-        result: FloatArray = (weight * words + (1 - weight) * subjects).astype(np.float32)
-        return result
-
-
-def _word_matrix(words: DocWords, live: BoolArray) -> Any:
-    """Documents x words: each document's words weighed by their idf, rows of length 1
-    (words on one live document, or on more than a twentieth of them and more than
-    :data:`_COMMON_FLOOR`, weigh nothing)."""
-    from scipy.sparse import csr_matrix
-
-    lengths = np.diff(words.offsets)
-    doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    keep = live[doc_of]
-    # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
-    # with bincount rather than sorted.
-    inverse = (words.hashes[keep] & (_BUCKETS - 1)).astype(np.int64)
-    df = np.bincount(inverse, minlength=_BUCKETS)
-    total = max(int(live.sum()), 1)
-    idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
-    idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
-    # Columns only for the words that weigh something (a few hundred thousand of 4M).
-    weighing = np.flatnonzero(idf)
-    column = np.full(_BUCKETS, -1, dtype=np.int64)
-    column[weighing] = np.arange(len(weighing))
-    cols = column[inverse]
-    used = cols >= 0
-    matrix = csr_matrix(
-        (idf[inverse][used], (doc_of[keep][used], cols[used])),
-        shape=(len(lengths), max(len(weighing), 1)),
-    )
-    return _unit_rows(matrix)
-
-
-def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
-    """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight)."""
-    from scipy.sparse import csr_matrix
-
-    labels = subjects.labels
-    archive_ids: dict[str, int] = {}
-    archive_of = np.asarray(
-        [
-            len(labels) + archive_ids.setdefault(label.partition(".")[0].lower(), len(archive_ids))
-            for label in labels
-        ],
-        dtype=np.int64,
-    )
-    value = subjects.value_ids.astype(np.int64)
-    docs = subjects.doc_of_entry.astype(np.int64)
-    rows = np.concatenate([docs, docs])
-    cols = np.concatenate([value, archive_of[value] if len(value) else value])
-    data = np.concatenate([np.ones(len(value)), np.full(len(value), 0.5)]).astype(np.float32)
-    shape = (ndocs, len(labels) + len(archive_ids))
-    return _unit_rows(csr_matrix((data, (rows, cols)), shape=shape))
-
-
-def _unit_rows(matrix: Any) -> Any:
-    """``matrix`` (sparse) with each row scaled to length 1 (empty rows left empty)."""
-    from scipy.sparse import csr_matrix
-
-    matrix = csr_matrix(matrix, dtype=np.float32)
-    matrix.sum_duplicates()
-    lengths = np.diff(matrix.indptr)
-    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
-    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    matrix.data *= scale[rows].astype(np.float32)
-    return matrix
-
-
-def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
-    """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
-    out = np.zeros(len(left), dtype=np.float32)
-    for start in range(0, len(left), chunk):
-        a = matrix[left[start : start + chunk]]
-        b = matrix[right[start : start + chunk]]
-        out[start : start + chunk] = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-    return out
-
-
-_GIVEN_PARTS = re.compile(r"[\s.\-]+")
-
-
 def _surname(label: str) -> str:
     """The surname :func:`name_forms` finds in ``label`` (its family part's last word,
     folded), without reading the given names."""
     text = label if label.isascii() else fold(label)
     words = (text.partition(",")[0] if "," in text else text).split()
     return words[-1].lower().strip(".") if words else ""
-
-
-def name_forms(label: str) -> tuple[str, str, bool] | None:
-    """A name's surname (its last word, folded), first initial, and whether every given
-    name is an initial (``V. M. Patel``): None for a name of one word."""
-    text = label if label.isascii() else fold(label)
-    if "," not in text and "." not in text and "-" not in text:
-        words = text.split()  # the common case: given names whole, no punctuation
-        if len(words) < 2:
-            return None
-        names = words[:-1]
-        return words[-1].lower(), names[0][0].lower(), max(map(len, names)) == 1
-    if "," in text:
-        family, _, given_part = text.partition(",")
-        words = [*given_part.split(), *family.split()]
-    else:
-        words = text.split()
-    if len(words) < 2:
-        return None
-    given = " ".join(words[:-1])
-    surname = words[-1].lower().strip(".")
-    parts = [p for p in _GIVEN_PARTS.split(given) if p]
-    if not parts:
-        return None
-    return surname, parts[0][0].lower(), all(len(p) == 1 for p in parts)
 
 
 def join(
@@ -636,7 +471,9 @@ def join(
     alike = np.asarray(likeness, dtype=np.bool_)
     vectors = GroupVectors.of(evidence, entries, group[entries], split_of.groups)
     sims = np.zeros(len(pair_left), dtype=np.float32)
-    sims[alike] = vectors.similarity(pair_left[alike], pair_right[alike], settings)
+    sims[alike] = vectors.likeness(
+        pair_left[alike], pair_right[alike], settings.words_weight, settings.words_scale
+    )
     shared = _shared_coauthors(evidence, entries, group[entries], split_of.groups, settings)
     # Co-authors shared: the product of the two sides' co-authors holds only the pairs that
     # share one, read at the candidate pairs.

@@ -1,0 +1,408 @@
+"""What the records say of their authors, and how likely two groups of one name's records
+are one person's (:mod:`pubsearch.index.people` splits and joins with it).
+
+A *group* is a set of one name's records (those linked by shared co-authors, or a
+profile). Two groups are compared by:
+
+- their **words** (titles' and abstracts' words, each weighed by its idf, each record's a
+  unit vector, a group's the unit vector of their sum) and **subjects** (codes, and their
+  archives at half weight): cosines;
+- the **co-authors' written forms** they share: co-authors written as a surname and a first
+  initial (``J. Smith`` and ``John Smith`` are one form), each shared form weighed by how
+  rare it is (``1 / log(1 + entries of the form)``); the exact names, which link records
+  into groups already, are caught here when written differently, too common to link
+  (more than :attr:`~pubsearch.index.people.Settings.coauthor_max` records) or on a
+  long author list;
+- how much each says: their words' and records' counts.
+
+:class:`PairModel` turns these into the probability that the two groups are one person's:
+a logistic regression, fitted by ``bench/people.py --fit`` on artificial homonyms (two or
+three real authors renamed to one name) drawn apart from the ones it reports on
+(docs/people.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pubsearch.index.facets import MultiValued
+from pubsearch.index.peoplewords import DocWords
+from pubsearch.ingest.records import fold
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+# A word is too common to tell people apart on more than a twentieth of the records, and
+# more than this many (a small index's words are not all common).
+_COMMON_FLOOR = 10
+_BUCKETS = 1 << 22
+# Co-authors on records of more authors than this say nothing of who wrote it.
+MAX_AUTHORS = 40
+# Groups' words are counted as at least this many: the model is fitted on arXiv records
+# (title and abstract: 57 words or more for 95 % of them), and a record of a title alone
+# would otherwise look, by its count, like the pairs of little evidence that the fitting
+# found mostly one person's.
+WORDS_FLOOR = 50
+# The average words cosine of two records of different fields (arXiv archives) of the
+# 102,289 arXiv records the model was fitted on (0.00851). An index whose records are
+# more alike (a small one, where fewer words are common enough to weigh nothing, or one
+# of a few people's pages) has its words cosines scaled by this over its own: "more alike
+# than two records of different fields" means the same in both (see
+# :attr:`Evidence.words_scale`; the seed pages' is 0.13).
+REFERENCE_WORDS_COSINE = 0.0085
+
+FEATURES = (
+    "words",  # the words' cosine (scaled: see REFERENCE_WORDS_COSINE)
+    "sqrt words",
+    "words x 10, at most 1",
+    "subjects",  # the subjects' cosine
+    "log1p fewer words",  # of the two groups, the one with fewer words: its count (at
+    # least :data:`WORDS_FLOOR`)
+    "log1p more words",
+    "log fewer records",
+    "log more records",
+    "co-author forms",  # the shared forms' weights, summed
+    "any co-author form",
+)
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """A logistic regression over :data:`FEATURES`: ``1 / (1 + exp(-(b + w . x)))``.
+
+    The default coefficients are ``bench/people.py --fit 1000``'s (seed 35: 12,595 pairs
+    of co-author groups of the tuning half of its 300 sets and of 1,000 more sets, none
+    with an author of the reported half)."""
+
+    weights: tuple[float, ...] = (
+        2.7101,
+        -0.6826,
+        3.5827,
+        3.5854,
+        -0.3195,
+        -0.8408,
+        -1.8546,
+        -0.2663,
+        1.9195,
+        1.0054,
+    )
+    intercept: float = 2.8246
+
+    def probability(self, features: npt.NDArray[np.float64]) -> FloatArray:
+        """Each row of ``features`` (pairs x :data:`FEATURES`): the probability that the
+        pair is one person's."""
+        logit = features @ np.asarray(self.weights, dtype=np.float64) + self.intercept
+        result: FloatArray = (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+        return result
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the records of an index say of their authors, as the splitter reads it."""
+
+    authors: MultiValued
+    subjects: MultiValued
+    live: BoolArray
+    words: DocWords
+
+    @cached_property
+    def word_matrix(self) -> Any:
+        """Documents x words (see :func:`_word_matrix`), made once."""
+        return _word_matrix(self.words, self.live)
+
+    @cached_property
+    def words_scale(self) -> float:
+        """:data:`REFERENCE_WORDS_COSINE` over the average words cosine of two live records
+        of this index in different fields (their first subjects' archives differ: most
+        likely different people's), worked out from the fields' summed rows; 1 when no
+        two such records have words."""
+        matrix = self.word_matrix
+        subjects = self.subjects
+        has_words = np.diff(matrix.indptr) > 0
+        first = subjects.offsets[:-1]
+        has_subject = np.diff(subjects.offsets) > 0
+        docs = np.flatnonzero(has_words & has_subject & self.live)
+        if len(docs) < 2:
+            return 1.0
+        archive_of = np.asarray(
+            [label.partition(".")[0].lower() for label in subjects.labels], dtype=object
+        )
+        fields, field_of = np.unique(
+            archive_of[subjects.value_ids[first[docs]].astype(np.int64)].astype(str),
+            return_inverse=True,
+        )
+        from scipy.sparse import csr_matrix
+
+        member = csr_matrix(
+            (np.ones(len(docs), dtype=np.float32), (field_of, docs)),
+            shape=(len(fields), matrix.shape[0]),
+        )
+        sums = np.asarray((member @ matrix).todense(), dtype=np.float64)
+        total = sums.sum(axis=0)
+        within = float((sums * sums).sum())
+        sizes = np.bincount(field_of).astype(np.float64)
+        pairs = len(docs) ** 2 - float((sizes * sizes).sum())
+        if pairs <= 0:
+            return 1.0
+        average = (float(total @ total) - within) / pairs
+        return REFERENCE_WORDS_COSINE / average if average > 0 else 1.0
+
+    @cached_property
+    def subject_matrix(self) -> Any:
+        """Documents x subjects (see :func:`_subject_matrix`), made once."""
+        return _subject_matrix(self.subjects, len(self.live))
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """The author names by id, decoded once."""
+        return list(self.authors.labels)
+
+    @cached_property
+    def forms(self) -> IntArray:
+        """Each author name's written form (by name id): the number of its surname and
+        first initial (``J. Smith`` and ``John Smith`` one form), or of the name itself
+        when it is one word."""
+        numbers: dict[tuple[str, str], int] = {}
+        result = np.empty(len(self.labels), dtype=np.int64)
+        for label_id, label in enumerate(self.labels):
+            parsed = name_forms(label)
+            key = (parsed[0], parsed[1]) if parsed else (label.lower(), "")
+            result[label_id] = numbers.setdefault(key, len(numbers))
+        return result
+
+    @cached_property
+    def form_incidence(self) -> Any:
+        """Documents x written forms (1 where a form is an author of the document, on
+        records of at most :data:`MAX_AUTHORS` authors), each form's column scaled by the
+        square root of its weight (``1 / log(1 + its live entries)``)."""
+        from scipy.sparse import csr_matrix
+
+        authors = self.authors
+        docs = authors.doc_of_entry.astype(np.int64)
+        form = self.forms[authors.value_ids.astype(np.int64)]
+        alive = self.live[docs]
+        count = np.bincount(form[alive], minlength=int(self.forms.max(initial=-1)) + 1)
+        weight = np.sqrt(1.0 / np.log1p(np.maximum(count, 1)))
+        usable = alive & (np.diff(authors.offsets)[docs] <= MAX_AUTHORS)
+        matrix = csr_matrix(
+            (weight[form[usable]].astype(np.float32), (docs[usable], form[usable])),
+            shape=(len(self.live), len(count)),
+        )
+        matrix.sum_duplicates()
+        return matrix
+
+
+@dataclass(frozen=True)
+class GroupVectors:
+    """Groups' words and subjects as unit vectors (sparse rows), each group's count of
+    words and of records; their co-authors' forms when asked for."""
+
+    words: Any  # scipy.sparse.csr_matrix
+    subjects: Any
+    words_count: IntArray
+    records: IntArray
+    member: Any = field(repr=False)  # groups x documents
+    own_forms: IntArray = field(repr=False)  # each group's name's form
+    evidence: Evidence = field(repr=False)
+
+    @classmethod
+    def of(
+        cls, evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int
+    ) -> GroupVectors:
+        """The vectors of ``groups`` groups, ``entries`` (author entries) being in groups
+        ``group_of``."""
+        from scipy.sparse import csr_matrix
+
+        authors = evidence.authors
+        docs = authors.doc_of_entry.astype(np.int64)[entries]
+        ndocs = len(evidence.live)
+        member = csr_matrix(
+            (np.ones(len(entries), dtype=np.float32), (group_of, docs)), shape=(groups, ndocs)
+        )
+        counts = np.diff(evidence.words.offsets)
+        words_count = np.zeros(groups, dtype=np.int64)
+        np.add.at(words_count, group_of, counts[docs])
+        own_forms = np.full(groups, -1, dtype=np.int64)
+        own_forms[group_of] = evidence.forms[authors.value_ids.astype(np.int64)[entries]]
+        return cls(
+            words=_unit_rows(member @ evidence.word_matrix),
+            subjects=_unit_rows(member @ evidence.subject_matrix),
+            words_count=words_count,
+            records=np.bincount(group_of, minlength=groups).astype(np.int64),
+            member=member,
+            own_forms=own_forms,
+            evidence=evidence,
+        )
+
+    @cached_property
+    def coauthor_forms(self) -> Any:
+        """Groups x written forms of their co-authors (not their own name's form), each
+        the square root of its weight, so that a row's dot product with another is the
+        summed weight of the forms they share."""
+        from scipy.sparse import csr_matrix
+
+        matrix = csr_matrix(self.member @ self.evidence.form_incidence)
+        # Each form's weight once, however many of the group's records name it.
+        incidence = self.evidence.form_incidence
+        column_weight = np.zeros(incidence.shape[1], dtype=np.float32)
+        column_weight[incidence.indices] = incidence.data
+        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+        matrix.data = column_weight[matrix.indices] * (matrix.indices != self.own_forms[rows])
+        matrix.eliminate_zeros()
+        return matrix
+
+    def likeness(
+        self, left: IntArray, right: IntArray, words_weight: float, words_scale: float
+    ) -> FloatArray:
+        """How alike each pair of groups is by words and subjects alone:
+        ``w * min(words * scale, 1) + (1 - w) * subjects`` (the joiner's measure)."""
+        words = np.minimum(_row_dots(self.words, left, right) * words_scale, 1)
+        subjects = _row_dots(self.subjects, left, right)
+        result: FloatArray = (words_weight * words + (1 - words_weight) * subjects).astype(
+            np.float32
+        )
+        return result
+
+    def features(self, left: IntArray, right: IntArray) -> npt.NDArray[np.float64]:
+        """Each pair's :data:`FEATURES` (pairs x features)."""
+        scale = self.evidence.words_scale
+        words = _row_dots(self.words, left, right).astype(np.float64) * scale
+        subjects = _row_dots(self.subjects, left, right).astype(np.float64)
+        counted = np.maximum(self.words_count, WORDS_FLOOR)
+        few = np.minimum(counted[left], counted[right])
+        many = np.maximum(counted[left], counted[right])
+        small = np.minimum(self.records[left], self.records[right])
+        large = np.maximum(self.records[left], self.records[right])
+        shared = _row_dots(self.coauthor_forms, left, right).astype(np.float64)
+        return np.column_stack(
+            [
+                words,
+                np.sqrt(np.maximum(words, 0)),
+                np.minimum(words * 10, 1),
+                subjects,
+                np.log1p(few),
+                np.log1p(many),
+                np.log(np.maximum(small, 1)),
+                np.log(np.maximum(large, 1)),
+                shared,
+                shared > 0,
+            ]
+        )
+
+
+def fitted(weights: Sequence[float], intercept: float) -> PairModel:
+    """A :class:`PairModel` of ``weights`` (one per feature) and ``intercept``."""
+    if len(weights) != len(FEATURES):
+        raise ValueError(f"a pair model needs {len(FEATURES)} weights, not {len(weights)}")
+    return PairModel(tuple(float(w) for w in weights), float(intercept))
+
+
+_GIVEN_PARTS = re.compile(r"[\s.\-]+")
+
+
+def name_forms(label: str) -> tuple[str, str, bool] | None:
+    """A name's surname (its last word, folded), first initial, and whether every given
+    name is an initial (``V. M. Patel``): None for a name of one word."""
+    text = label if label.isascii() else fold(label)
+    if "," not in text and "." not in text and "-" not in text:
+        words = text.split()  # the common case: given names whole, no punctuation
+        if len(words) < 2:
+            return None
+        names = words[:-1]
+        return words[-1].lower(), names[0][0].lower(), max(map(len, names)) == 1
+    if "," in text:
+        family, _, given_part = text.partition(",")
+        words = [*given_part.split(), *family.split()]
+    else:
+        words = text.split()
+    if len(words) < 2:
+        return None
+    given = " ".join(words[:-1])
+    surname = words[-1].lower().strip(".")
+    parts = [p for p in _GIVEN_PARTS.split(given) if p]
+    if not parts:
+        return None
+    return surname, parts[0][0].lower(), all(len(p) == 1 for p in parts)
+
+
+def _word_matrix(words: DocWords, live: BoolArray) -> Any:
+    """Documents x words: each document's words weighed by their idf, rows of length 1
+    (words on one live document, or on more than a twentieth of them and more than
+    :data:`_COMMON_FLOOR`, weigh nothing)."""
+    from scipy.sparse import csr_matrix
+
+    lengths = np.diff(words.offsets)
+    doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    keep = live[doc_of]
+    # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
+    # with bincount rather than sorted.
+    inverse = (words.hashes[keep] & (_BUCKETS - 1)).astype(np.int64)
+    df = np.bincount(inverse, minlength=_BUCKETS)
+    total = max(int(live.sum()), 1)
+    idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
+    idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
+    # Columns only for the words that weigh something (a few hundred thousand of 4M).
+    weighing = np.flatnonzero(idf)
+    column = np.full(_BUCKETS, -1, dtype=np.int64)
+    column[weighing] = np.arange(len(weighing))
+    cols = column[inverse]
+    used = cols >= 0
+    matrix = csr_matrix(
+        (idf[inverse][used], (doc_of[keep][used], cols[used])),
+        shape=(len(lengths), max(len(weighing), 1)),
+    )
+    return _unit_rows(matrix)
+
+
+def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
+    """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight)."""
+    from scipy.sparse import csr_matrix
+
+    labels = subjects.labels
+    archive_ids: dict[str, int] = {}
+    archive_of = np.asarray(
+        [
+            len(labels) + archive_ids.setdefault(label.partition(".")[0].lower(), len(archive_ids))
+            for label in labels
+        ],
+        dtype=np.int64,
+    )
+    value = subjects.value_ids.astype(np.int64)
+    docs = subjects.doc_of_entry.astype(np.int64)
+    rows = np.concatenate([docs, docs])
+    cols = np.concatenate([value, archive_of[value] if len(value) else value])
+    data = np.concatenate([np.ones(len(value)), np.full(len(value), 0.5)]).astype(np.float32)
+    shape = (ndocs, len(labels) + len(archive_ids))
+    return _unit_rows(csr_matrix((data, (rows, cols)), shape=shape))
+
+
+def _unit_rows(matrix: Any) -> Any:
+    """``matrix`` (sparse) with each row scaled to length 1 (empty rows left empty)."""
+    from scipy.sparse import csr_matrix
+
+    matrix = csr_matrix(matrix, dtype=np.float32)
+    matrix.sum_duplicates()
+    lengths = np.diff(matrix.indptr)
+    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
+    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    matrix.data *= scale[rows].astype(np.float32)
+    return matrix
+
+
+def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
+    """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
+    out = np.zeros(len(left), dtype=np.float32)
+    for start in range(0, len(left), chunk):
+        a = matrix[left[start : start + chunk]]
+        b = matrix[right[start : start + chunk]]
+        out[start : start + chunk] = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    return out

@@ -1,0 +1,116 @@
+"""pubsearch.index.peopleevidence: what two groups of a name's records have in common (the
+pair model's features) and the probability the model makes of it. Made-up records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pubsearch.index import people, peopleevidence, peoplewords
+from pubsearch.index.facets import MultiValued
+
+FEATURES = {name: i for i, name in enumerate(peopleevidence.FEATURES)}
+# A record of more words than the floor: 70 made-up ones.
+LONG = " ".join(f"zq{a}{b}x" for a in "abcdefghij" for b in "klmnopq")
+
+
+def evidence(records: list[tuple[list[str], list[str], str]]) -> peopleevidence.Evidence:
+    """Evidence of made-up records: (authors, subjects, title) each."""
+    return peopleevidence.Evidence(
+        authors=MultiValued.from_values([a for a, _, _ in records]),
+        subjects=MultiValued.from_values([s for _, s, _ in records]),
+        live=np.ones(len(records), dtype=np.bool_),
+        words=peoplewords.DocWords.of((f"r{i}", t, "") for i, (_, _, t) in enumerate(records)),
+    )
+
+
+def filler(count: int) -> list[tuple[list[str], list[str], str]]:
+    """Records of other people, so that words have document frequencies to weigh by."""
+    topics = ["galaxy survey redshift", "protein folding dynamics", "graph coloring bounds"]
+    return [
+        ([f"Other Person{i}"], ["astro-ph.GA"], f"{topics[i % 3]} study number {i}")
+        for i in range(count)
+    ]
+
+
+def one_group_per_record(ev: peopleevidence.Evidence, name: str) -> peopleevidence.GroupVectors:
+    """Vectors of ``name``'s records, each a group (numbered in record order)."""
+    label = ev.authors.ids_by_key[name.lower()]
+    entries = np.flatnonzero(ev.authors.value_ids == label)
+    return peopleevidence.GroupVectors.of(
+        ev, entries, np.arange(len(entries), dtype=np.int64), len(entries)
+    )
+
+
+def test_a_co_author_written_two_ways_is_one_form_its_weight_shared_once() -> None:
+    ev = evidence(
+        [
+            (["Ana Ruiz", "John Smith"], ["cs.LG"], "sparse attention kernels"),
+            (["Ana Ruiz", "J. Smith", "Mei Tanaka"], ["cs.LG"], "sparse attention kernels again"),
+            (["Ana Ruiz", "Karl Weber"], ["cs.LG"], "sparse attention kernels once more"),
+            # Another A. Ruiz: the name's own form is no co-author of it.
+            (["A. Ruiz", "Karl Weber"], ["cs.LG"], "sparse attention kernels at last"),
+            *filler(10),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    features = vectors.features(np.array([0, 0, 1]), np.array([1, 2, 2]))
+    shared = features[:, FEATURES["co-author forms"]]
+    # J. Smith is one form with John Smith, named on 2 entries: 1 / log(1 + 2).
+    assert shared[0] == pytest.approx(1 / np.log(3), rel=1e-5)
+    assert shared[1] == shared[2] == 0
+    assert features[:, FEATURES["any co-author form"]].tolist() == [1, 0, 0]
+    # The own name's form (A. Ruiz on record 3) is not counted as a co-author's.
+    coauthors = vectors.coauthor_forms.toarray()
+    assert coauthors[:, ev.forms[ev.authors.ids_by_key["a. ruiz"]]].sum() == 0
+
+
+def test_features_say_how_much_each_group_says() -> None:
+    ev = evidence(
+        [
+            (["Ana Ruiz"], ["cs.LG"], "sparse attention kernels for long sequences"),
+            (["Ana Ruiz"], ["cs.LG", "cs.DC"], "sparse attention kernels"),
+            (["Ana Ruiz"], ["math.NT"], "elliptic curves"),
+            (["Ana Ruiz"], ["math.NT"], LONG),
+            *filler(10),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    features = vectors.features(np.array([0, 0, 0]), np.array([1, 2, 3]))
+    assert features[0, FEATURES["words"]] > 0.5
+    assert features[1, FEATURES["words"]] == 0
+    assert features[0, FEATURES["subjects"]] > 0.5
+    assert features[1, FEATURES["subjects"]] == 0
+    few, many = FEATURES["log1p fewer words"], FEATURES["log1p more words"]
+    # A title alone counts as the floor's words (the model knows records of an abstract).
+    floor = np.log1p(peopleevidence.WORDS_FLOOR)
+    assert features[0, few] == features[0, many] == pytest.approx(floor)
+    assert features[2, few] == pytest.approx(floor)
+    assert features[2, many] == pytest.approx(np.log1p(vectors.words_count[3]))
+    assert vectors.words_count[3] > peopleevidence.WORDS_FLOOR
+    assert features[:, FEATURES["log fewer records"]].tolist() == [0, 0, 0]
+
+
+def test_the_pair_model_is_a_logistic_regression_of_its_features() -> None:
+    model = peopleevidence.fitted([1.0] + [0.0] * (len(FEATURES) - 1), -0.5)
+    x = np.zeros((2, len(FEATURES)))
+    x[1, 0] = 0.5
+    assert model.probability(x).tolist() == pytest.approx([1 / (1 + np.exp(0.5)), 0.5], rel=1e-6)
+    with pytest.raises(ValueError, match="needs 10 weights"):
+        peopleevidence.fitted([1.0], 0.0)
+
+
+def test_the_shipped_model_joins_alike_groups_and_not_unlike_ones() -> None:
+    model = people.Settings().model
+    ev = evidence(
+        [
+            (["Ana Ruiz", "Bo Li"], ["cs.LG"], "sparse attention kernels for long sequences"),
+            (["Ana Ruiz", "Cy Ng"], ["cs.LG"], "sparse attention kernels for long documents"),
+            (["Ana Ruiz", "Di Wu"], ["math.NT"], "elliptic curves over function fields"),
+            *filler(30),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    alike, unlike = model.probability(vectors.features(np.array([0, 0]), np.array([1, 2])))
+    threshold = people.Settings().threshold
+    assert alike > threshold > unlike
