@@ -32,6 +32,7 @@ people), the share joined (wrong).
     .venv/bin/python bench/people.py                    # tune on half, report the other
     .venv/bin/python bench/people.py --sets 400 --seed 7
     .venv/bin/python bench/people.py --fit 1000         # fit the pair model first
+    .venv/bin/python bench/people.py --common-words     # write index/commonwords.py
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import argparse
 import itertools
 import pickle
 import random
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -617,6 +619,27 @@ def natural_joins(
     )
 
 
+COMMON_WORDS_MODULE = REPO / "src" / "pubsearch" / "index" / "commonwords.py"
+COMMON_WORDS_SHARE = 50  # a word on more than one record in this many is common
+
+
+def write_common_words(rows: Sequence[Row], path: Path = COMMON_WORDS_MODULE) -> None:
+    """Write :mod:`pubsearch.index.commonwords` from the records: the words (as
+    :func:`peoplewords.text_words` gives them) on more than one in
+    :data:`COMMON_WORDS_SHARE` of them."""
+    import textwrap
+
+    df: Counter[str] = Counter()
+    for row in rows:
+        df.update(peoplewords.text_words(row.title, row.abstract))
+    common = sorted(w for w, c in df.items() if c > len(rows) / COMMON_WORDS_SHARE)
+    doc, _, _ = path.read_text(encoding="utf-8").partition("WORDS = tuple(")
+    doc = re.sub(r"\(CC0 metadata; [\d,]+ words\)", f"(CC0 metadata; {len(common):,} words)", doc)
+    lines = "\n".join(textwrap.wrap(" ".join(common), 88))
+    path.write_text(f'{doc}WORDS = tuple(\n    """\n{lines}\n""".split()\n)\n', encoding="utf-8")
+    print(f"{len(common):,} common words of {len(rows):,} records written to {path}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -631,10 +654,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="fit the pair model on the tuning half and SETS more (none of the reported "
         "half's authors) and report with it, printing its coefficients",
     )
+    parser.add_argument(
+        "--common-words",
+        action="store_true",
+        help="write pubsearch.index.commonwords from the records, and stop",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = load(args.data, args.cache)
     print(f"{len(rows):,} records read in {time.perf_counter() - started:.0f} s")
+    if args.common_words:
+        write_common_words(rows)
+        return 0
     started = time.perf_counter()
     words = peoplewords.DocWords.of((r.id, r.title, r.abstract) for r in rows)
     print(f"their words: {time.perf_counter() - started:.1f} s")

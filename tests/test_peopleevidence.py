@@ -114,3 +114,23 @@ def test_the_shipped_model_joins_alike_groups_and_not_unlike_ones() -> None:
     alike, unlike = model.probability(vectors.features(np.array([0, 0]), np.array([1, 2])))
     threshold = people.Settings().threshold
     assert alike > threshold > unlike
+
+
+def test_words_common_in_scientific_writing_weigh_nothing_even_in_a_small_index() -> None:
+    from pubsearch.index.commonwords import WORDS
+
+    assert {"train", "model", "network"} <= set(WORDS)
+    ev = evidence(
+        [
+            (["Ana Ruiz"], ["cs.LG"], "training neural network models"),
+            (["Ana Ruiz"], ["cs.LG"], "models trained as networks"),
+            (["Ana Ruiz"], ["cs.LG"], "neural models of calorimeters"),
+            (["Ana Ruiz"], ["cs.LG"], "calorimeters trained"),
+            *filler(10),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    words = vectors.features(np.array([0, 2]), np.array([1, 3]))[:, FEATURES["words"]]
+    # Only common words shared: nothing; a calorimeter shared: something.
+    assert words[0] == 0
+    assert words[1] > 0.3

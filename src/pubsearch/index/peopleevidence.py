@@ -5,7 +5,9 @@ A *group* is a set of one name's records (those linked by shared co-authors, or 
 profile). Two groups are compared by:
 
 - their **words** (titles' and abstracts' words, each weighed by its idf, each record's a
-  unit vector, a group's the unit vector of their sum) and **subjects** (codes, and their
+  unit vector, a group's the unit vector of their sum; words common in the index, or in
+  scientific writing at large (:mod:`pubsearch.index.commonwords`), weigh nothing) and
+  **subjects** (codes, and their
   archives at half weight): cosines;
 - the **co-authors' written forms** they share: co-authors written as a surname and a first
   initial (``J. Smith`` and ``John Smith`` are one form), each shared form weighed by how
@@ -23,6 +25,7 @@ three real authors renamed to one name) drawn apart from the ones it reports on
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.index.facets import MultiValued
-from pubsearch.index.peoplewords import DocWords
+from pubsearch.index.peoplewords import DocWords, term_hashes
 from pubsearch.ingest.records import fold
 
 IntArray = npt.NDArray[np.int64]
@@ -51,16 +54,9 @@ MAX_AUTHORS = 40
 # would otherwise look, by its count, like the pairs of little evidence that the fitting
 # found mostly one person's.
 WORDS_FLOOR = 50
-# The average words cosine of two records of different fields (arXiv archives) of the
-# 102,289 arXiv records the model was fitted on (0.00851). An index whose records are
-# more alike (a small one, where fewer words are common enough to weigh nothing, or one
-# of a few people's pages) has its words cosines scaled by this over its own: "more alike
-# than two records of different fields" means the same in both (see
-# :attr:`Evidence.words_scale`; the seed pages' is 0.13).
-REFERENCE_WORDS_COSINE = 0.0085
 
 FEATURES = (
-    "words",  # the words' cosine (scaled: see REFERENCE_WORDS_COSINE)
+    "words",  # the words' cosine
     "sqrt words",
     "words x 10, at most 1",
     "subjects",  # the subjects' cosine
@@ -80,21 +76,22 @@ class PairModel:
 
     The default coefficients are ``bench/people.py --fit 1000``'s (seed 35: 12,595 pairs
     of co-author groups of the tuning half of its 300 sets and of 1,000 more sets, none
-    with an author of the reported half)."""
+    with an author of the reported half; with :mod:`pubsearch.index.commonwords` of one
+    in 50 records)."""
 
     weights: tuple[float, ...] = (
-        2.7101,
-        -0.6826,
-        3.5827,
-        3.5854,
-        -0.3195,
-        -0.8408,
-        -1.8546,
-        -0.2663,
-        1.9195,
-        1.0054,
+        1.7847,
+        0.6123,
+        2.9543,
+        3.7351,
+        -0.1661,
+        -0.7014,
+        -1.8191,
+        -0.2724,
+        1.9791,
+        1.0258,
     )
-    intercept: float = 2.8246
+    intercept: float = 1.7351
 
     def probability(self, features: npt.NDArray[np.float64]) -> FloatArray:
         """Each row of ``features`` (pairs x :data:`FEATURES`): the probability that the
@@ -117,43 +114,6 @@ class Evidence:
     def word_matrix(self) -> Any:
         """Documents x words (see :func:`_word_matrix`), made once."""
         return _word_matrix(self.words, self.live)
-
-    @cached_property
-    def words_scale(self) -> float:
-        """:data:`REFERENCE_WORDS_COSINE` over the average words cosine of two live records
-        of this index in different fields (their first subjects' archives differ: most
-        likely different people's), worked out from the fields' summed rows; 1 when no
-        two such records have words."""
-        matrix = self.word_matrix
-        subjects = self.subjects
-        has_words = np.diff(matrix.indptr) > 0
-        first = subjects.offsets[:-1]
-        has_subject = np.diff(subjects.offsets) > 0
-        docs = np.flatnonzero(has_words & has_subject & self.live)
-        if len(docs) < 2:
-            return 1.0
-        archive_of = np.asarray(
-            [label.partition(".")[0].lower() for label in subjects.labels], dtype=object
-        )
-        fields, field_of = np.unique(
-            archive_of[subjects.value_ids[first[docs]].astype(np.int64)].astype(str),
-            return_inverse=True,
-        )
-        from scipy.sparse import csr_matrix
-
-        member = csr_matrix(
-            (np.ones(len(docs), dtype=np.float32), (field_of, docs)),
-            shape=(len(fields), matrix.shape[0]),
-        )
-        sums = np.asarray((member @ matrix).todense(), dtype=np.float64)
-        total = sums.sum(axis=0)
-        within = float((sums * sums).sum())
-        sizes = np.bincount(field_of).astype(np.float64)
-        pairs = len(docs) ** 2 - float((sizes * sizes).sum())
-        if pairs <= 0:
-            return 1.0
-        average = (float(total @ total) - within) / pairs
-        return REFERENCE_WORDS_COSINE / average if average > 0 else 1.0
 
     @cached_property
     def subject_matrix(self) -> Any:
@@ -273,8 +233,7 @@ class GroupVectors:
 
     def features(self, left: IntArray, right: IntArray) -> npt.NDArray[np.float64]:
         """Each pair's :data:`FEATURES` (pairs x features)."""
-        scale = self.evidence.words_scale
-        words = _row_dots(self.words, left, right).astype(np.float64) * scale
+        words = _row_dots(self.words, left, right).astype(np.float64)
         subjects = _row_dots(self.subjects, left, right).astype(np.float64)
         counted = np.maximum(self.words_count, WORDS_FLOOR)
         few = np.minimum(counted[left], counted[right])
@@ -335,8 +294,8 @@ def name_forms(label: str) -> tuple[str, str, bool] | None:
 
 def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     """Documents x words: each document's words weighed by their idf, rows of length 1
-    (words on one live document, or on more than a twentieth of them and more than
-    :data:`_COMMON_FLOOR`, weigh nothing)."""
+    (words on one live document, on more than a twentieth of them and more than
+    :data:`_COMMON_FLOOR`, or among :mod:`pubsearch.index.commonwords`' weigh nothing)."""
     from scipy.sparse import csr_matrix
 
     lengths = np.diff(words.offsets)
@@ -349,6 +308,7 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
+    idf[_common_buckets()] = 0
     # Columns only for the words that weigh something (a few hundred thousand of 4M).
     weighing = np.flatnonzero(idf)
     column = np.full(_BUCKETS, -1, dtype=np.int64)
@@ -360,6 +320,16 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
         shape=(len(lengths), max(len(weighing), 1)),
     )
     return _unit_rows(matrix)
+
+
+@functools.cache
+def _common_buckets() -> IntArray:
+    """The buckets of :data:`pubsearch.index.commonwords.WORDS`' hashes."""
+    from pubsearch.index.commonwords import WORDS
+
+    hashes = term_hashes(WORDS)
+    result: IntArray = (hashes[hashes > 0] & (_BUCKETS - 1)).astype(np.int64)
+    return result
 
 
 def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
