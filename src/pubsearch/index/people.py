@@ -424,8 +424,9 @@ def join(
         changed = np.flatnonzero(labels[: len(names)]).tolist()
         surnames = {_surname(names[label_id]) for label_id in changed}
         considered = [i for i in considered if _surname(names[i]) in surnames]
+    parsed = evidence.parsed_names
     for label_id in considered:
-        forms = name_forms(names[label_id])
+        forms = parsed[label_id]
         if forms is None:
             continue
         key = (forms[0], forms[1])

@@ -126,14 +126,20 @@ class Evidence:
         return list(self.authors.labels)
 
     @cached_property
+    def parsed_names(self) -> list[tuple[str, str, bool] | None]:
+        """Each author name's :func:`name_forms` (by name id), read once."""
+        return [name_forms(label) for label in self.labels]
+
+    @cached_property
     def forms(self) -> IntArray:
         """Each author name's written form (by name id): the number of its surname and
         first initial (``J. Smith`` and ``John Smith`` one form), or of the name itself
         when it is one word."""
         numbers: dict[tuple[str, str], int] = {}
         result = np.empty(len(self.labels), dtype=np.int64)
-        for label_id, label in enumerate(self.labels):
-            parsed = name_forms(label)
+        for label_id, (label, parsed) in enumerate(
+            zip(self.labels, self.parsed_names, strict=True)
+        ):
             key = (parsed[0], parsed[1]) if parsed else (label.lower(), "")
             result[label_id] = numbers.setdefault(key, len(numbers))
         return result
