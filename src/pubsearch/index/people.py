@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.index.peopleevidence import (
+    MAX_AUTHORS,
     Evidence,
     GroupVectors,
     PairModel,
@@ -61,7 +62,7 @@ class Settings:
     bench/people.py (docs/people.md)."""
 
     coauthor_max: int = 100  # a co-author name on more records links nothing
-    max_authors: int = 40  # a record with more authors links by none of them
+    max_authors: int = MAX_AUTHORS  # a record with more authors links by none of them
     model: PairModel = field(default_factory=PairModel)  # how likely two groups are one
     threshold: float = 0.4  # profiles at least this likely one person's are joined
     # A name of many co-author groups (a common name: many people) asks more likeness:
@@ -475,7 +476,7 @@ def join(
     sims[alike] = vectors.likeness(
         pair_left[alike], pair_right[alike], settings.words_weight, settings.words_scale
     )
-    shared = _shared_coauthors(evidence, entries, group[entries], split_of.groups, settings)
+    shared = _shared_coauthors(evidence, vectors.member, entries, group[entries], settings)
     # Co-authors shared: the product of the two sides' co-authors holds only the pairs that
     # share one, read at the candidate pairs.
     lefts, rights = np.unique(pair_left), np.unique(pair_right)
@@ -523,9 +524,11 @@ class _Compatible:
 
 
 def _shared_coauthors(
-    evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int, settings: Settings
+    evidence: Evidence, member: Any, entries: IntArray, group_of: IntArray, settings: Settings
 ) -> Any:
-    """Groups x co-author names (0 or 1), the names on at most ``coauthor_max`` records."""
+    """Groups x co-author names (0 or 1), the names on at most ``coauthor_max`` records;
+    ``member`` is groups x documents (:attr:`GroupVectors.member`), ``entries`` the groups'
+    author entries, in groups ``group_of``."""
     from scipy.sparse import csr_matrix
 
     authors = evidence.authors
@@ -540,10 +543,6 @@ def _shared_coauthors(
     incidence = csr_matrix(
         (np.ones(int(usable.sum()), dtype=np.float32), (docs[usable], value[usable])),
         shape=(len(evidence.live), len(authors.labels)),
-    )
-    member = csr_matrix(
-        (np.ones(len(entries), dtype=np.float32), (group_of, docs[entries])),
-        shape=(groups, len(evidence.live)),
     )
     coauthors = csr_matrix(member @ incidence)
     # Not the profile's own names.

@@ -47,7 +47,9 @@ BoolArray = npt.NDArray[np.bool_]
 # more than this many (a small index's words are not all common).
 _COMMON_FLOOR = 10
 _BUCKETS = 1 << 22
-# Co-authors on records of more authors than this say nothing of who wrote it.
+# Co-authors on records of more authors than this say nothing of who wrote it (the
+# default of :attr:`pubsearch.index.people.Settings.max_authors`, and the co-author
+# forms' limit).
 MAX_AUTHORS = 40
 # Groups' words are counted as at least this many: the model is fitted on arXiv records
 # (title and abstract: 57 words or more for 95 % of them), and a record of a title alone
