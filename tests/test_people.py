@@ -334,3 +334,42 @@ def test_records_without_co_authors_do_not_make_a_name_crowded() -> None:
     ev = evidence([*crowded, *filler(40)])
     split = people.split(ev, steep)
     assert len(set(profiles_of(ev, split, "Solo Author"))) > 1
+
+
+def test_saved_person_ids_read_back_one_at_a_time_and_all_at_once(tmp_path: Path) -> None:
+    """A loaded table's ids are decoded as asked (a page shows a few): each by number,
+    negative numbers too, all in order, each found by its id, the first of a repeat; a
+    file whose ids do not match their count is not read."""
+    ids = ("yang-you-1", "wei-lin-2", "", "łukasz-ó-3", "yang-you-1", "x")
+    person = np.asarray([0, 1, 1, 3, -1, 5, 4, 2], dtype=np.int32)
+    table = PeopleTable(
+        person,
+        np.zeros(len(person), dtype=np.uint8),
+        np.ones(len(person), dtype=np.float32),
+        ids,
+    )
+    table.save(tmp_path, 7)
+    assert PeopleTable.load(tmp_path, 8, len(person)) is None  # another generation's
+    loaded = PeopleTable.load(tmp_path, 7, len(person))
+    assert loaded is not None
+    assert len(loaded.ids) == len(ids)
+    assert [loaded.ids[n] for n in (3, 0, -1, 2, 5)] == ["łukasz-ó-3", ids[0], "x", "", "x"]
+    assert tuple(loaded.ids) == ids and loaded.ids == ids and loaded.ids[1:3] == ids[1:3]
+    with pytest.raises(IndexError):
+        loaded.ids[len(ids)]
+    assert [loaded.number(i) for i in ("wei-lin-2", "yang-you-1", "x", "nobody")] == [
+        1,
+        0,
+        5,
+        None,
+    ]
+    # One id fewer than the table says: not this table.
+    short = PeopleTable(table.person, table.how, table.confidence, ids[:-1])
+    short.save(tmp_path, 7)
+    data = dict(np.load(tmp_path / "people.npz"))
+    np.savez(tmp_path / "people.npz", **data)  # written as numpy writes it: still read
+    read_short = PeopleTable.load(tmp_path, 7, len(person))
+    assert read_short is not None and tuple(read_short.ids) == ids[:-1]
+    data["meta"] = np.asarray([data["meta"][0], 7, len(person), len(ids)], dtype=np.int64)
+    np.savez(tmp_path / "people.npz", **data)
+    assert PeopleTable.load(tmp_path, 7, len(person)) is None

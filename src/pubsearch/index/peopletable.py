@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import re
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +34,7 @@ PEOPLE_FILE = "people.npz"
 # Bump when the saved arrays change meaning (an older file is then built anew).
 FORMAT_VERSION = 1
 _SEPARATOR = "\x1f"
+_SEPARATOR_BYTE = ord(_SEPARATOR)
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 IntArray = npt.NDArray[np.int64]
@@ -47,7 +49,7 @@ class PeopleTable:
     person: npt.NDArray[np.int32]
     how: npt.NDArray[np.uint8]
     confidence: npt.NDArray[np.float32]
-    ids: tuple[str, ...]
+    ids: Sequence[str]
 
     @classmethod
     def build(
@@ -124,19 +126,79 @@ class PeopleTable:
             if int(meta[2]) != entries:
                 return None
             count = int(meta[3])
-            ids = bytes(data["ids"]).decode("utf-8").split(_SEPARATOR) if count else []
-            if len(ids) != count:
+            packed = data["ids"]
+            if count and int(np.count_nonzero(packed == _SEPARATOR_BYTE)) != count - 1:
                 return None
-            return cls(data["person"], data["how"], data["confidence"], tuple(ids))
+            ids = _PackedIds(packed, count)
+            return cls(data["person"], data["how"], data["confidence"], ids)
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
 
     def number(self, person_id: str) -> int | None:
         """The number of the person of id ``person_id`` (None when there is none)."""
+        if isinstance(self.ids, _PackedIds):
+            return self.ids.number(person_id)
         try:
             return self.ids.index(person_id)
         except ValueError:
             return None
+
+
+class _PackedIds(Sequence[str]):
+    """The saved ids (UTF-8, joined by the separator), decoded one at a time as a page
+    asks for them: a results page shows a few dozen of the 300,000 people of the arXiv
+    records, whose ids a one-shot query would otherwise decode and split (30 to 50 ms).
+    Where each id starts is found when one is first asked for."""
+
+    def __init__(self, packed: npt.NDArray[np.uint8], count: int) -> None:
+        self._packed = packed
+        self._count = count
+        self._starts: IntArray | None = None
+        self._numbers: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if not -self._count <= index < self._count:
+            raise IndexError("person number out of range")
+        index %= self._count
+        starts = self._starts
+        if starts is None:
+            ends = np.flatnonzero(self._packed == _SEPARATOR_BYTE)
+            starts = self._starts = np.concatenate([[0], ends + 1, [len(self._packed) + 1]])
+        start, end = int(starts[index]), int(starts[index + 1]) - 1
+        return self._packed[start:end].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        if not self._count:
+            return iter(())
+        return iter(self._packed.tobytes().decode("utf-8").split(_SEPARATOR))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(other) == self._count and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def number(self, person_id: str) -> int | None:
+        """The number of the person of id ``person_id`` (None when there is none)."""
+        numbers = self._numbers
+        if numbers is None:
+            numbers = {}
+            for at, key in enumerate(self):
+                numbers.setdefault(key, at)  # the first, as tuple.index finds
+            self._numbers = numbers
+        return numbers.get(person_id)
 
 
 def changed_labels(table: FacetTable, previous: PeopleTable) -> BoolArray:

@@ -155,15 +155,16 @@ def people_of_record(
     people table has none (a name the facet does not hold)."""
     column = table.authors
     start, stop = int(column.offsets[doc]), int(column.offsets[doc + 1])
-    by_label = {
-        int(column.value_ids[entry]): int(people.person[entry])
-        for entry in range(start, stop)
-        if entry < len(people.person)
+    # By the folded labels of the document's own entries (a label's key is its folded
+    # form), not the table's key -> id dict: a one-shot query would build all of it (the
+    # 261,836 names of the arXiv records: 0.17 s) to look up ten records' authors.
+    by_key = {
+        fold(column.labels[int(column.value_ids[entry])]): int(people.person[entry])
+        for entry in range(start, min(stop, len(people.person)))
     }
     found: list[str] = []
     for author in authors:
-        label = column.ids_by_key.get(fold(author))
-        number = by_label.get(label, -1) if label is not None else -1
+        number = by_key.get(fold(author), -1)
         found.append(people.ids[number] if number >= 0 else "")
     return tuple(found)
 
