@@ -304,6 +304,66 @@ def test_saved_table_equals_one_read_from_the_index(real_index: Path) -> None:
     assert len(saved.authors.ids_by_key) == len(fresh.authors.labels)
 
 
+def test_saved_keys_are_found_by_bisection_then_by_a_dict(
+    real_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved table finds its first keys by bisection over the ids in key order (no dict
+    of them all made), then, past BISECTED_LOOKUPS, from a dict: the same ids either way,
+    for every key, names written in other scripts too, and none for a key it lacks."""
+    saved, fresh = _tables(real_index)
+    assert saved is not None
+    want = dict(fresh.authors.ids_by_key)
+    assert len(want) > 50
+    keys = saved.authors.ids_by_key
+    assert isinstance(keys, facets._SavedKeys)
+    monkeypatch.setattr(facets, "BISECTED_LOOKUPS", 3 * len(want) + 10)
+    for key, vid in want.items():
+        assert keys[key] == vid and key in keys
+    for missing in ("", "zz no such author", min(want) + " ", "\ud800"):
+        assert keys.get(missing) is None and missing not in keys
+    assert keys._ids is None  # not one dict made
+    monkeypatch.setattr(facets, "BISECTED_LOOKUPS", 0)
+    assert all(keys[key] == vid for key, vid in want.items())
+    assert keys._ids is not None and keys.get("zz no such author") is None
+    # A server makes the dict before it answers.
+    again, _ = _tables(real_index)
+    assert again is not None and again.authors.ids_by_key._ids is None  # type: ignore[attr-defined]
+    again.prepare()
+    assert again.authors.ids_by_key._ids == want  # type: ignore[attr-defined]
+
+
+def test_keys_in_any_script_are_found_by_bisection() -> None:
+    """Keys sorted by code point are in the order of their UTF-8 bytes, which the
+    bisection compares."""
+    keys = ["łukasz", "ørsted", "王伟", "ıi", "zoe", "a", "Ωmega", "ab", "a b"]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    saved = facets._SavedKeys(
+        facets._pack_strings(keys), len(keys), np.asarray(order, dtype=np.int32)
+    )
+    assert [saved[key] for key in keys] == list(range(len(keys)))
+    assert saved._ids is None
+    assert all(saved.get(key) is None for key in ("łukas", "王", "b", "aa", "ı"))
+
+
+def test_a_table_saved_without_its_key_order_finds_keys_by_a_dict(tmp_path: Path) -> None:
+    """A table an earlier pubsearch saved (no key order): keys found as before."""
+    build_index(tmp_path, read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    generation = _generation(tmp_path)
+    path = generation / FACETS_FILE
+    ix = whoosh_index.open_dir(str(generation))
+    with ix.reader() as reader:
+        before = FacetTable.load(generation, reader, ix.latest_generation())
+        assert before is not None
+        want = dict(before.authors.ids_by_key)
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files if "key_order" not in name}
+        np.savez(path, **arrays)
+        after = FacetTable.load(generation, reader, ix.latest_generation())
+    ix.close()
+    assert after is not None and len(want) > 10
+    assert all(after.authors.ids_by_key[key] == vid for key, vid in want.items())
+
+
 def test_saved_labels_are_decoded_when_asked(real_index: Path) -> None:
     """One at a time (a page shows a few), all at once when iterated; a label id past the
     end is an IndexError, as a tuple's."""

@@ -261,3 +261,38 @@ def test_the_commonest_value_of_each_owners_documents() -> None:
     assert profiles._tops(column, docs, owners, 3, -1) == ["Ann", "Ann", "Ann"]
     # Bo and Cy tie for owner 0 (two documents each): Bo was numbered first.
     assert column.ids_by_key["bo"] < column.ids_by_key["cy"]
+
+
+def test_a_people_index_from_the_builds_saved_orders_is_the_one_made_without_them(
+    seed_index: Path,
+) -> None:
+    """The build saves the author entries' orders by name and by person; a table saved
+    without them (an earlier pubsearch's) gives the same index, sorted when read."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from pubsearch.index import storage
+    from pubsearch.index.facets import FacetTable
+    from pubsearch.index.peopletable import PeopleTable
+    from pubsearch.search.profiles import PeopleIndex
+
+    generation = storage.current_generation(seed_index)
+    assert generation is not None
+    ix = storage.open_index(generation)
+    try:
+        with ix.reader() as reader:
+            table = FacetTable.load(generation, reader, ix.latest_generation())
+        assert table is not None
+        people = PeopleTable.load(generation, ix.latest_generation(), len(table.authors.value_ids))
+    finally:
+        ix.close()
+    assert people is not None and people.by_name is not None and people.by_person is not None
+    saved = PeopleIndex(table, people)
+    made = PeopleIndex(table, replace(people, by_name=None, by_person=None))
+    for name in ("_by_name", "_name_starts", "_by_person", "_person_starts"):
+        assert np.array_equal(getattr(saved, name), getattr(made, name)), name
+    you = table.authors.ids_by_key["yang you"]
+    entries = saved.entries_of_name(you)
+    assert len(entries) == np.count_nonzero(table.authors.value_ids == you) > 10
+    assert set(table.authors.value_ids[entries].tolist()) == {you}

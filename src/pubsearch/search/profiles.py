@@ -179,15 +179,19 @@ class PeopleIndex:
         self.people = people
         entries = len(people.person)
         value = table.authors.value_ids[:entries]
-        self._by_name = np.argsort(value, kind="stable")
-        self._name_starts = np.searchsorted(
-            value[self._by_name], np.arange(len(table.authors.labels) + 1)
+        # The build's orders where it saved them (sorting is most of the time of a
+        # one-shot query's author facet), else made here.
+        by_name = people.by_name
+        self._by_name = np.argsort(value, kind="stable") if by_name is None else by_name
+        # Where each name's entries start in that order: how many entries have a smaller id.
+        self._name_starts = np.concatenate(
+            [[0], np.cumsum(np.bincount(value, minlength=len(table.authors.labels)))]
         )
         person = people.person
-        self._by_person = np.argsort(person, kind="stable")
-        self._person_starts = np.searchsorted(
-            person[self._by_person], np.arange(len(people.ids) + 1)
-        )
+        by_person = people.by_person
+        self._by_person = np.argsort(person, kind="stable") if by_person is None else by_person
+        # The same by person; a deleted record's entries (person -1) come first.
+        self._person_starts = np.cumsum(np.bincount(person + 1, minlength=len(people.ids) + 1))
         self._hints: dict[int, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
