@@ -195,7 +195,7 @@ class PeopleIndex:
         self._hints: dict[int, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
-    def entries_of_name(self, label: int) -> npt.NDArray[np.int64]:
+    def entries_of_name(self, label: int) -> npt.NDArray[np.integer[Any]]:
         start, stop = self._name_starts[label], self._name_starts[label + 1]
         return self._by_name[start:stop]
 
