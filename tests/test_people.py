@@ -149,8 +149,6 @@ def test_initials_join_the_full_name_when_they_share_a_coauthor_not_otherwise() 
 )
 def test_name_forms(label: str, forms: tuple[str, str, bool] | None) -> None:
     assert people.name_forms(label) == forms
-    if forms is not None:  # what an update's joins find a name's partners by
-        assert people._surname(label) == forms[0]
 
 
 def _table(index_dir: Path) -> tuple[FacetTable, PeopleTable]:

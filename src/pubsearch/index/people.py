@@ -41,7 +41,6 @@ from pubsearch.index.peopleevidence import (
     PairModel,
     name_forms,
 )
-from pubsearch.ingest.records import fold
 
 __all__ = ["HOW", "Evidence", "Settings", "Split", "join", "name_forms", "split"]
 
@@ -390,14 +389,6 @@ def _to_nearest(
         final[comp] = heads[label]
 
 
-def _surname(label: str) -> str:
-    """The surname :func:`name_forms` finds in ``label`` (its family part's last word,
-    folded), without reading the given names."""
-    text = label if label.isascii() else fold(label)
-    words = (text.partition(",")[0] if "," in text else text).split()
-    return words[-1].lower().strip(".") if words else ""
-
-
 def join(
     evidence: Evidence,
     split_of: Split,
@@ -421,11 +412,11 @@ def join(
     full_by_key: dict[tuple[str, str], list[int]] = {}
     initials: list[tuple[int, tuple[str, str]]] = []
     considered = live_labels.tolist()
+    parsed = evidence.parsed_names  # (each name read once, for the co-author forms too)
     if labels is not None:  # only the names of a changed name's surname can join anew
         changed = np.flatnonzero(labels[: len(names)]).tolist()
-        surnames = {_surname(names[label_id]) for label_id in changed}
-        considered = [i for i in considered if _surname(names[i]) in surnames]
-    parsed = evidence.parsed_names
+        surnames = {forms[0] for forms in map(parsed.__getitem__, changed) if forms}
+        considered = [i for i in considered if (forms := parsed[i]) and forms[0] in surnames]
     for label_id in considered:
         forms = parsed[label_id]
         if forms is None:
