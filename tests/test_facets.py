@@ -406,6 +406,29 @@ def test_saved_keys_that_do_not_match_their_count_are_refused(tmp_path: Path) ->
     ix.close()
 
 
+@pytest.mark.parametrize("name", ["authors_label_ends", "authors_key_ends", "subjects_key_ends"])
+def test_saved_string_ends_that_do_not_fit_their_strings_are_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """The build saves where each label and key ends; ends that miss a separator, or are
+    one short, make the table be read afresh, not decoded wrong."""
+    build_index(tmp_path, read_paths([DATA / "arxiv-2024-2026.sample.jsonl"], ReadReport()))
+    generation = _generation(tmp_path)
+    path = generation / FACETS_FILE
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {key: data[key] for key in data.files}
+    ends = arrays[name]
+    assert len(ends) > 3 and ends.dtype == np.int64
+    ix = whoosh_index.open_dir(str(generation))
+    with ix.reader() as reader:
+        for changed in (np.r_[ends[:1], ends[1:2] + 1, ends[2:]], ends[1:]):
+            np.savez(path, **{**arrays, name: changed})
+            assert FacetTable.load(generation, reader, ix.latest_generation()) is None
+        np.savez(path, **arrays)
+        assert FacetTable.load(generation, reader, ix.latest_generation()) is not None
+    ix.close()
+
+
 def test_missing_or_stale_saved_table_is_rebuilt(tmp_path: Path, seeds_dir: Path) -> None:
     build_index(tmp_path, read_paths([seeds_dir], ReadReport()))
     (_generation(tmp_path) / FACETS_FILE).write_bytes(b"not a numpy file")

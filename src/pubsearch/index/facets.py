@@ -190,10 +190,13 @@ class MultiValued:
         # The ids in the order of their keys (code points, as UTF-8's bytes compare): a
         # process that looks up a few values finds them by bisection (_SavedKeys).
         order = sorted(range(len(keys)), key=keys.__getitem__)
+        labels, packed_keys = _pack_strings(self.labels), _pack_strings(keys)
         return {
             f"{prefix}_count": np.asarray([len(self.labels)], dtype=np.int64),
-            f"{prefix}_labels": _pack_strings(self.labels),
-            f"{prefix}_keys": _pack_strings(keys),
+            f"{prefix}_labels": labels,
+            f"{prefix}_label_ends": string_ends(labels, len(self.labels)),
+            f"{prefix}_keys": packed_keys,
+            f"{prefix}_key_ends": string_ends(packed_keys, len(keys)),
             f"{prefix}_key_order": np.asarray(order, dtype=np.int32),
             f"{prefix}_offsets": self.offsets,
             f"{prefix}_value_ids": self.value_ids,
@@ -248,8 +251,13 @@ class MultiValued:
     def _from_saved(cls, data: Any, prefix: str) -> MultiValued:
         count = int(data[f"{prefix}_count"][0])
         return cls._from_arrays(
-            _SavedLabels(data[f"{prefix}_labels"], count),
-            _SavedKeys(data[f"{prefix}_keys"], count, data.get(f"{prefix}_key_order")),
+            _SavedLabels(data[f"{prefix}_labels"], count, data.get(f"{prefix}_label_ends")),
+            _SavedKeys(
+                data[f"{prefix}_keys"],
+                count,
+                data.get(f"{prefix}_key_order"),
+                data.get(f"{prefix}_key_ends"),
+            ),
             np.asarray(data[f"{prefix}_offsets"], dtype=np.int64),  # a copy only if not
             np.asarray(data[f"{prefix}_value_ids"], dtype=np.int32),
         )
@@ -516,31 +524,29 @@ class _SavedLabels(Sequence[str]):
     page shows a few dozen), all of them at once when iterated (the name index reads
     them all), not when a generation is opened (1.2 million authors at 1M records)."""
 
-    def __init__(self, packed: npt.NDArray[np.uint8], count: int) -> None:
+    def __init__(
+        self,
+        packed: npt.NDArray[np.uint8],
+        count: int,
+        ends: npt.NDArray[np.int64] | None = None,
+    ) -> None:
         # Checked now (a bad file is then read afresh from the index: FacetTable.load);
-        # where each label starts is found when one is first asked for (a search that
-        # shows no facet value never asks).
-        if count and _separators(packed) != count - 1:
-            raise ValueError("saved facet labels do not match their count")
+        # where each label ends is saved by the build (string_ends), or found when one is
+        # first asked for in a table saved without them.
+        check_strings(packed, count, ends, "facet labels")
         self._packed = packed
-        self._bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+        self._ends = ends
         self._count = count
         self._all: list[str] | None = None
 
     def __len__(self) -> int:
         return self._count
 
-    def _starts_and_ends(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        bounds = self._bounds
-        if bounds is None:
-            ends = np.flatnonzero(self._packed == _SEP_BYTE)
-            if self._count:
-                starts = np.concatenate([[0], ends + 1])
-                ends = np.concatenate([ends, [len(self._packed)]])
-            else:
-                starts = ends
-            bounds = self._bounds = (starts, ends)
-        return bounds
+    def _label_ends(self) -> npt.NDArray[np.int64]:
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = string_ends(self._packed, self._count)
+        return ends
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -554,9 +560,9 @@ class _SavedLabels(Sequence[str]):
         if not -self._count <= index < self._count:
             raise IndexError("label id out of range")
         index %= self._count
-        starts, ends = self._starts_and_ends()
-        start, end = int(starts[index]), int(ends[index])
-        return self._packed[start:end].tobytes().decode("utf-8")
+        ends = self._label_ends()
+        start = int(ends[index - 1]) + 1 if index else 0
+        return self._packed[start : int(ends[index])].tobytes().decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._decoded())
@@ -580,18 +586,18 @@ class _SavedKeys(Mapping[str, int]):
         packed: npt.NDArray[np.uint8],
         count: int,
         order: npt.NDArray[np.int32] | None = None,
+        ends: npt.NDArray[np.int64] | None = None,
     ) -> None:
         # What _unpack_strings will find, checked now, while a bad file can still be
         # read afresh from the index (FacetTable.load).
-        if count and _separators(packed) != count - 1:
-            raise ValueError("saved facet keys do not match their count")
+        check_strings(packed, count, ends, "facet keys")
         if order is not None and len(order) != count:
             raise ValueError("saved facet key order does not match its count")
         self._packed: npt.NDArray[np.uint8] | None = packed
         self._count = count
         self._ids: dict[str, int] | None = None
         self._order = order
-        self._bounds: npt.NDArray[np.int64] | None = None
+        self._ends = ends
         self._bisected = 0
         self._lock = threading.Lock()
 
@@ -612,16 +618,15 @@ class _SavedKeys(Mapping[str, int]):
     def _bisect(
         self, packed: npt.NDArray[np.uint8], order: npt.NDArray[np.int32], wanted: bytes
     ) -> int | None:
-        bounds = self._bounds
-        if bounds is None:
-            # Where key i starts is bounds[i]; it ends one byte before bounds[i + 1].
-            seps = np.flatnonzero(packed == _SEP_BYTE)
-            bounds = self._bounds = np.concatenate([[0], seps + 1, [len(packed) + 1]])
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = string_ends(packed, self._count)
         low, high = 0, self._count
         while low < high:
             middle = (low + high) // 2
             vid = int(order[middle])
-            found = packed[int(bounds[vid]) : int(bounds[vid + 1]) - 1].tobytes()
+            start = int(ends[vid - 1]) + 1 if vid else 0
+            found = packed[start : int(ends[vid])].tobytes()
             if found < wanted:
                 low = middle + 1
             elif found > wanted:
@@ -674,6 +679,35 @@ def _separators(packed: npt.NDArray[np.uint8]) -> int:
     """How many value separators ``packed`` holds (a count: a tenth of the time of
     finding where they are)."""
     return int(np.count_nonzero(packed == _SEP_BYTE))
+
+
+def string_ends(packed: npt.NDArray[np.uint8], count: int) -> npt.NDArray[np.int64]:
+    """Where each of the ``count`` strings packed in ``packed`` (joined by the separator)
+    ends: string ``i`` is ``packed[ends[i - 1] + 1 : ends[i]]`` (from 0 for the first)."""
+    if not count:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([np.flatnonzero(packed == _SEP_BYTE), [len(packed)]]).astype(np.int64)
+
+
+def check_strings(
+    packed: npt.NDArray[np.uint8], count: int, ends: npt.NDArray[np.int64] | None, what: str
+) -> None:
+    """Raise ValueError unless ``packed`` holds ``count`` strings (ending at ``ends``,
+    where the build saved them: a separator at each end but the last, the last at the
+    end; else its separators counted)."""
+    if ends is None:
+        ok = not count or _separators(packed) == count - 1
+    else:
+        ok = len(ends) == count and (
+            not count
+            or (
+                int(ends[-1]) == len(packed)
+                and bool(np.all(packed[ends[:-1]] == _SEP_BYTE))
+                and _separators(packed[int(ends[-2]) + 1 :] if count > 1 else packed) == 0
+            )
+        )
+    if not ok:
+        raise ValueError(f"saved {what} do not match their count")
 
 
 def _keys_in_id_order(ids_by_key: Mapping[str, int], size: int) -> list[str]:
