@@ -147,10 +147,7 @@ class PeopleTable:
                 return None
             count = int(meta[3])
             packed, ends = data["ids"], data.get("id_ends")
-            try:
-                check_strings(packed, count, ends, "person ids")
-            except ValueError:
-                return None
+            check_strings(packed, count, ends, "person ids")  # (ValueError: None)
             ids = _PackedIds(packed, count, ends)
             orders = [data.get(name) for name in ("by_name", "by_person")]
             if any(order is not None and len(order) != entries for order in orders):
