@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from people_support import saved_tables
 
 from pubsearch.index import people, peoplewords, storage
 from pubsearch.index.build import build_index, update_index
@@ -151,21 +152,6 @@ def test_name_forms(label: str, forms: tuple[str, str, bool] | None) -> None:
     assert people.name_forms(label) == forms
 
 
-def _table(index_dir: Path) -> tuple[FacetTable, PeopleTable]:
-    generation = storage.current_generation(index_dir)
-    assert generation is not None
-    ix = storage.open_index(generation)
-    try:
-        with ix.reader() as reader:
-            table = FacetTable.load(generation, reader, ix.latest_generation())
-        assert table is not None
-        found = PeopleTable.load(generation, ix.latest_generation(), len(table.authors.value_ids))
-    finally:
-        ix.close()
-    assert found is not None
-    return table, found
-
-
 def _ids_of(table: FacetTable, found: PeopleTable, name: str) -> Counter[str]:
     label = table.authors.ids_by_key[name.lower()]
     entries = np.flatnonzero((table.authors.value_ids == label) & (found.person >= 0))
@@ -177,7 +163,7 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
 ) -> None:
     index_dir = tmp_path / "ix"
     build_index(index_dir, read_paths([seeds_dir], ReadReport()))
-    table, before = _table(index_dir)
+    table, before = saved_tables(index_dir)
     yang_you = _ids_of(table, before, "Yang You")
     wei_lin = _ids_of(table, before, "Wei Lin")
     # The seed page's records are all under its name, and its people split it.
@@ -191,7 +177,7 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
         source="test",
     )
     update_index(index_dir, [other])
-    table, after = _table(index_dir)
+    table, after = saved_tables(index_dir)
     # Their records did not change: the same people, the same ids.
     assert _ids_of(table, after, "Yang You") == yang_you
     assert _ids_of(table, after, "Wei Lin") == wei_lin
@@ -205,7 +191,7 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
         source="test",
     )
     update_index(index_dir, [mine])
-    table, after = _table(index_dir)
+    table, after = saved_tables(index_dir)
     # Yang You's records changed: split again, every record still under the name.
     assert sum(_ids_of(table, after, "Yang You").values()) == 19
     assert _ids_of(table, after, "Wei Lin") == wei_lin
@@ -228,7 +214,7 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
             assert set(mine_saved) == set(mine_fresh)
     # An identical rebuild gives identical ids.
     build_index(tmp_path / "again", read_paths([seeds_dir], ReadReport()))
-    table, again = _table(tmp_path / "again")
+    table, again = saved_tables(tmp_path / "again")
     assert _ids_of(table, again, "Yang You") == yang_you
 
 

@@ -271,23 +271,12 @@ def test_a_people_index_from_the_builds_saved_orders_is_the_one_made_without_the
     from dataclasses import replace
 
     import numpy as np
+    from people_support import saved_tables
 
-    from pubsearch.index import storage
-    from pubsearch.index.facets import FacetTable
-    from pubsearch.index.peopletable import PeopleTable
     from pubsearch.search.profiles import PeopleIndex
 
-    generation = storage.current_generation(seed_index)
-    assert generation is not None
-    ix = storage.open_index(generation)
-    try:
-        with ix.reader() as reader:
-            table = FacetTable.load(generation, reader, ix.latest_generation())
-        assert table is not None
-        people = PeopleTable.load(generation, ix.latest_generation(), len(table.authors.value_ids))
-    finally:
-        ix.close()
-    assert people is not None and people.by_name is not None and people.by_person is not None
+    table, people = saved_tables(seed_index)
+    assert people.by_name is not None and people.by_person is not None
     saved = PeopleIndex(table, people)
     made = PeopleIndex(table, replace(people, by_name=None, by_person=None))
     for name in ("_by_name", "_name_starts", "_by_person", "_person_starts"):
