@@ -167,10 +167,16 @@ def test_query_text_output(runner: CliRunner, cli_index: Path) -> None:
     result = run(runner, "query", "--index", str(cli_index), "batch size", "--facets")
     assert result.exit_code == 0
     out = result.stdout
-    assert out.startswith("1-6 of 6 results for 'batch size'")
+    # By words and meaning (the index has vectors): the six records with both words, and
+    # those only alike in meaning past semantic.FLOOR (how many depends on the vectors).
+    header = out.splitlines()[0]
+    assert header.startswith("1-")
+    assert "results for 'batch size' (page 1 of 1, 6 by their words" in header
     assert "  1. The Limit of the Batch Size" in out
     assert "author: Yang You (6)" in out
-    assert "subject: cs.LG (5), cs.DC (1)" in out
+    assert "subject: cs.LG (5), cs.DC (" in out
+    words = run(runner, "query", "--index", str(cli_index), "batch size", "--mode", "lexical")
+    assert words.stdout.startswith("1-6 of 6 results for 'batch size'")
     assert "\x1b[" not in out  # plain when piped
 
 
@@ -191,6 +197,8 @@ def test_query_json_structure(runner: CliRunner, cli_index: Path) -> None:
         "json",
         "--limit",
         "3",
+        "--mode",
+        "lexical",
     )
     data = json.loads(result.stdout)
     assert {"query", "total", "page", "page_size", "hits", "facets"} <= data.keys()
@@ -268,12 +276,14 @@ def test_query_sort_and_paging(runner: CliRunner, cli_index: Path) -> None:
 
 
 def test_no_results_shows_the_spelling_correction(runner: CliRunner, cli_index: Path) -> None:
-    out = run(runner, "query", "--index", str(cli_index), "batch sise").stdout
+    out = run(runner, "query", "--index", str(cli_index), "batch sise", "--mode", "lexical").stdout
     assert out.startswith(
         "Showing results for 'batch size': nothing matched 'batch sise' "
         "(--no-correct searches it as typed).\n"
     )
     assert "1-6 of 6 results for 'batch size'" in out
+    hybrid = run(runner, "query", "--index", str(cli_index), "batch sise").stdout
+    assert hybrid.startswith("Showing results for 'batch size': nothing matched 'batch sise'")
     # By words only: by meaning, the typo is close to one title, 0.361 on one machine
     # and under the floor of 0.35 on another (the CPU's int8 kernels differ).
     typed = run(

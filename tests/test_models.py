@@ -150,5 +150,5 @@ def test_an_index_keeps_one_models_vectors(tmp_path: Path, cache: Path, seeds_di
     again = runner.invoke(main, ["embed", "--index", ix])  # the bundled model, all again
     assert again.exit_code == 0, again.output
     table = generation_table(storage.current_generation(tmp_path / "ix"))  # type: ignore[arg-type]
-    assert table is not None and table.model == "all-MiniLM-L6-v2-int8"
+    assert table is not None and table.model == f"all-MiniLM-L6-v2-int8-{embedding.RECORD_TOKENS}t"
     assert runner.invoke(main, ["query", "--index", ix, "--mode", "hybrid", "graph"]).exit_code == 0

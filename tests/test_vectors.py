@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pubsearch.cli.main import main
-from pubsearch.index import storage, vectors
+from pubsearch.index import embedding, storage, vectors
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.embedding import Embedder
 from pubsearch.index.vectors import embed_index, generation_table, quantise, text_key
@@ -76,7 +77,9 @@ def test_index_makes_a_vector_per_record_within_400_bytes(tmp_path: Path, seeds_
     assert f"vectors: {SEED_RECORDS} records have one ({SEED_RECORDS} made, 0 kept" in result.stdout
     table = table_of(tmp_path / "ix")
     assert table.size == SEED_RECORDS and table.present.all()
-    assert table.model == "all-MiniLM-L6-v2-int8"
+    # The bundled model cuts records at RECORD_TOKENS unless told otherwise.
+    assert table.model == f"all-MiniLM-L6-v2-int8-{embedding.RECORD_TOKENS}t"
+    assert embedding.RECORD_TOKENS < embedding.MAX_TOKENS
     assert table.codes.shape[1] + table.scales.itemsize <= 400  # bytes a record
     assert not (tmp_path / "ix" / vectors.CHUNKS_DIR).exists()  # published: chunks removed
 
@@ -124,6 +127,26 @@ def test_max_tokens_is_kept_by_embed_and_update_and_changed_only_by_embed(
     assert table_of(tmp_path / "ix").model == "all-MiniLM-L6-v2-int8-64t"
     too_few = runner.invoke(main, ["embed", "--index", ix, "--max-tokens", "8"])
     assert too_few.exit_code == 2 and "--max-tokens" in too_few.stderr
+
+
+def test_an_index_of_the_models_own_limit_keeps_it(tmp_path: Path, seeds_dir: Path) -> None:
+    """Vectors of 256 word pieces (the model's limit: every index embedded before the
+    default became RECORD_TOKENS) keep their name and are not made again by embed or an
+    update."""
+    runner = CliRunner()
+    ix = str(tmp_path / "ix")
+    built = runner.invoke(main, ["index", "--index", ix, "--max-tokens", "256", str(seeds_dir)])
+    assert built.exit_code == 0, built.output
+    assert table_of(tmp_path / "ix").model == "all-MiniLM-L6-v2-int8"
+    again = runner.invoke(main, ["embed", "--index", ix])
+    assert again.stdout.startswith(f"vectors: all {SEED_RECORDS} records have one (0 made")
+    updated = runner.invoke(
+        main, ["index", "--index", ix, "--update", str(new_records(tmp_path / "new.jsonl"))]
+    )
+    assert updated.exit_code == 0, updated.output
+    table = table_of(tmp_path / "ix")
+    assert table.model == "all-MiniLM-L6-v2-int8" and table.present.all()
+    assert table.size == SEED_RECORDS + 2
 
 
 def test_embed_without_an_index_is_one_line(tmp_path: Path) -> None:
@@ -273,3 +296,80 @@ def test_query_and_batch_take_a_mode(tmp_path: Path, vector_index: Path) -> None
     assert runs["lexical"] and runs["semantic"] and runs["lexical"] != runs["semantic"]
     bad = runner.invoke(main, ["query", "x", "--mode", "fuzzy", *ix])
     assert bad.exit_code == 2 and "fuzzy" in bad.stderr
+
+
+def test_the_first_chunk_is_a_sample_spread_over_the_texts_to_do() -> None:
+    todo = np.arange(1000, 2300, dtype=np.int64)
+    chunks = vectors._chunks(todo)
+    sample = chunks[0]
+    assert len(sample) == vectors.SAMPLE_TEXTS
+    assert sample[0] == todo[0] and sample[-1] == todo[-1]
+    gaps = np.diff(sample)
+    assert gaps.min() >= len(todo) // vectors.SAMPLE_TEXTS - 1  # spread, not the first few
+    assert all(len(chunk) <= vectors.CHUNK_TEXTS for chunk in chunks)
+    together = np.concatenate(chunks)
+    assert len(together) == len(todo) and np.array_equal(np.sort(together), todo)
+    assert all(np.all(np.diff(chunk) > 0) for chunk in chunks[1:])  # the rest in order
+    few = np.arange(100, dtype=np.int64)  # too few for a sample: in order
+    assert [list(chunk) for chunk in vectors._chunks(few)] == [list(range(100))]
+
+
+def many_records(path: Path, count: int) -> Path:
+    """``count`` records of made-up sentences (titles and abstracts of a few hundred word
+    pieces, as real ones are)."""
+    words = (
+        "protein folding galaxy cluster lattice gauge neural network sparse attention coral "
+        "reef climate model quantum error correction graph spectral theory batch training "
+        "dark matter halo superconductor phase transition gene expression optimisation"
+    ).split()
+    rng = np.random.default_rng(7)
+    with path.open("w", encoding="utf-8") as out:
+        for number in range(count):
+            title = " ".join(rng.choice(words, 8))
+            abstract = ". ".join(" ".join(rng.choice(words, 14)) for _ in range(9))
+            line = {"id": f"many-{number}", "title": title, "abstract": abstract, "year": 2025}
+            out.write(json.dumps(line) + "\n")
+    return path
+
+
+def test_embed_says_how_long_it_expects_then_ctrl_c_says_what_was_kept(tmp_path: Path) -> None:
+    """A real process: its first line foretells the time (from the spread first chunk);
+    SIGINT stops it with one line saying how many vectors were kept and how to go on, and
+    the next embed keeps them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ix = tmp_path / "ix"
+    source = many_records(tmp_path / "many.jsonl", 3000)
+    built = CliRunner().invoke(main, ["index", "--index", str(ix), "--no-vectors", str(source)])
+    assert built.exit_code == 0, built.output
+    env = {k: v for k, v in os.environ.items() if k != "PUBSEARCH_NO_VECTORS"}
+    command = [sys.executable, "-m", "pubsearch", "embed", "--index", str(ix)]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("vectors: making 3,000, about "), first
+    assert " a second (the index already answers by words;" in first
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    found = re.fullmatch(
+        r"vectors: stopped; ([\d,]+) of 3,000 made and kept \(the index answers by words "
+        r"meanwhile\); to go on: pubsearch embed --index (.+)",
+        last,
+    )
+    assert found is not None, last
+    kept = int(found.group(1).replace(",", ""))
+    assert vectors.SAMPLE_TEXTS <= kept < 3000
+    assert found.group(2) == str(ix)
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert f"({3000 - kept:,} made, {kept:,} kept;" in again.stdout

@@ -49,9 +49,10 @@ def max_tokens_option(func: F) -> F:
         "--max-tokens",
         type=click.IntRange(min=16, max=256),
         default=None,
-        help="Embed each record's first N word pieces only: 128 makes vectors about twice "
-        "as fast, at a small cost in ranking (see docs/performance.md). Default: the limit "
-        "the index's vectors were made with, else the model's own 256.",
+        help="Embed each record's first N word pieces only (fewer: faster vectors, at some "
+        "cost in ranking: docs/performance.md). Default: the limit the index's vectors were "
+        "made with, else 192 for the bundled model (the model's own limit is 256), or a "
+        "--model's own limit.",
     )
     return option(func)
 
@@ -220,7 +221,7 @@ def _embedder_for(
             f"{had} tokens a record; to change that, run: pubsearch embed --max-tokens "
             f"{max_tokens}"
         )
-    chosen = max_tokens or had or spec.max_tokens
+    chosen = max_tokens or had or embedding.record_tokens(spec)
     return embedding.Embedder(model=spec, max_tokens=chosen)
 
 
@@ -228,7 +229,16 @@ def _embed(target: Path, embedder: Embedder, wait: float) -> None:
     from pubsearch.index.vectors import embed_index
 
     with _VectorProgress() as progress:
-        summary = embed_index(target, embedder, progress.update, lock_timeout=wait)
+        try:
+            summary = embed_index(target, embedder, progress.update, lock_timeout=wait)
+        except KeyboardInterrupt:
+            progress.close()
+            click.echo(
+                f"vectors: stopped; {progress.done:,} of {progress.todo:,} made and kept (the "
+                f"index answers by words meanwhile); to go on: pubsearch embed --index {target}",
+                err=True,
+            )
+            sys.exit(130)
     made = f"{summary.embedded:,} made, {summary.reused:,} kept"
     if summary.generation is None:
         click.echo(f"vectors: all {summary.total:,} records have one ({made})")
@@ -237,20 +247,35 @@ def _embed(target: Path, embedder: Embedder, wait: float) -> None:
 
 
 class _VectorProgress:
-    """A bar of the vectors made on a terminal: how many, per second, and the time left."""
+    """What making the vectors will take, said once the first (spread) chunk is made
+    (vectors.SAMPLE_TEXTS), and a bar on a terminal: how many, per second, the time left."""
 
     def __init__(self) -> None:
         self._bar: Any = None
         self._said = False
+        self._started = 0.0
+        self.done = 0
+        self.todo = 0
 
     def update(self, done: int, todo: int) -> None:
+        self.done, self.todo = done, todo
         if not todo:
             return
-        if not self._said:
+        if not done:
+            self._started = time.monotonic()
+        elif not self._said:
             self._said = True
+            seconds = time.monotonic() - self._started
+            rate = done / seconds if seconds > 0 else 0.0
+            if done < todo and rate > 0:
+                expected = (
+                    f", about {_duration(seconds + (todo - done) / rate)} at {rate:,.0f} a second"
+                )
+            else:
+                expected = ""
             click.echo(
-                f"vectors: making {todo:,} (the index already answers by words; Ctrl-C "
-                "stops, and 'pubsearch embed' goes on from there)",
+                f"vectors: making {todo:,}{expected} (the index already answers by words; "
+                "Ctrl-C stops, and 'pubsearch embed' goes on from there)",
                 err=True,
             )
         if not sys.stderr.isatty():
@@ -263,12 +288,26 @@ class _VectorProgress:
             )
         self._bar.update(done - self._bar.n)
 
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
     def __enter__(self) -> _VectorProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
+        self.close()
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a person says it: 40 s, 8 min, 2 h 10 min."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 @click.command("embed")

@@ -41,6 +41,9 @@ CHUNKS_DIR = "vectors"
 FORMAT_VERSION = 1
 # Texts embedded between two chunk files: what a kill can cost at most.
 CHUNK_TEXTS = 512
+# Texts embedded first, spread evenly over those to do, so that the time the first of
+# them took foretells the rest (a progress callback's first step after (0, to do)).
+SAMPLE_TEXTS = 64
 
 FloatArray = npt.NDArray[np.float32]
 KeyArray = npt.NDArray[np.uint64]
@@ -246,8 +249,10 @@ def _embed_missing(
     progress: Progress | None,
 ) -> tuple[Stored, int]:
     """``known`` plus vectors for the wanted documents it lacks, made in chunks written as
-    they are made. The chunks go in document order, not by length: the model runs each
-    text alone (see Embedder.embed), and a steady rate keeps the time left honest."""
+    they are made. The first chunk is :data:`SAMPLE_TEXTS` texts spread over all of them
+    (its time foretells the rest's); the others go in document order, not by length: the
+    model runs each text alone (see Embedder.embed), and a steady rate keeps the time left
+    honest."""
     missing_docs = np.flatnonzero(wanted & (known.rows_of(keys) < 0))
     # One text per key (duplicates' texts are often the same).
     _, first = np.unique(keys[missing_docs], return_index=True)
@@ -256,8 +261,7 @@ def _embed_missing(
     done = 0
     if progress:
         progress(0, len(todo))
-    for start in range(0, len(todo), CHUNK_TEXTS):
-        docs = todo[start : start + CHUNK_TEXTS]
+    for docs in _chunks(todo):
         vectors = embedder.embed([texts[d] for d in docs])
         made.append(_write_chunk(folder, keys[docs], vectors))
         done += len(docs)
@@ -266,6 +270,19 @@ def _embed_missing(
     if not made:
         return known, 0
     return Stored.join([known, *made], known.codes.shape[1]), done
+
+
+def _chunks(todo: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
+    """``todo`` in the chunks :func:`_embed_missing` makes: a spread sample, then the rest
+    in order, :data:`CHUNK_TEXTS` at most each."""
+    if len(todo) <= 2 * SAMPLE_TEXTS:
+        return [todo[start : start + CHUNK_TEXTS] for start in range(0, len(todo), CHUNK_TEXTS)]
+    picked = np.zeros(len(todo), dtype=np.bool_)
+    picked[np.linspace(0, len(todo) - 1, SAMPLE_TEXTS).round().astype(np.int64)] = True
+    rest = todo[~picked]
+    return [todo[picked]] + [
+        rest[start : start + CHUNK_TEXTS] for start in range(0, len(rest), CHUNK_TEXTS)
+    ]
 
 
 def table_for(
