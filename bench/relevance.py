@@ -283,7 +283,7 @@ def main() -> None:
         type=int,
         default=None,
         help="Cut each record's text to this many word pieces before embedding it "
-        "(default: the model's own limit).",
+        "(default: pubsearch's for a new index, embedding.RECORD_TOKENS).",
     )
     args = parser.parse_args()
 
@@ -291,9 +291,10 @@ def main() -> None:
     rows = []
     embedder = None
     if args.mode != "lexical":
-        from pubsearch.index.embedding import Embedder
+        from pubsearch.index.embedding import RECORD_TOKENS, Embedder
 
-        embedder = Embedder() if args.max_tokens is None else Embedder(max_tokens=args.max_tokens)
+        # As pubsearch index cuts a new index's records (embedding.RECORD_TOKENS).
+        embedder = Embedder(max_tokens=args.max_tokens or RECORD_TOKENS)
     with tempfile.TemporaryDirectory(prefix="pubsearch-relevance-") as scratch:
         tmp = args.work or Path(scratch)
         indexes: dict[Path, Path] = {}
