@@ -63,7 +63,7 @@ GRAPH_VERSION = 1
 # graph that node took a quarter of a text's time (onnxruntime 1.32, one thread, 256
 # tokens: 18.0 against 13.8 ms a text), where the two nodes it replaces take 4 %. The
 # vectors are as close to the float32 graph's either way (mean cosine 0.9953, 100 arXiv
-# records): docs/performance.md, "Embedding at 256 tokens, a third faster".
+# records): docs/performance.md, "Embedding at 150 records a second".
 SLOW_FUSIONS = ("SkipLayerNormFusion",)
 
 _REQUIRED_MODULES = ("onnxruntime", "onnx", "tokenizers", "safetensors", MODEL_PACKAGE)
