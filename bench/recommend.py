@@ -22,12 +22,18 @@ are like the ones I tagged? Measured so:
   (scikit-learn's LinearSVC, C 0.01, balanced classes) of the tag's papers against every
   other record, ranked by its margin.
 * **pubsearch.** pubsearch.library.recommend: tf-idf with every word and pair of two
-  records or more, ranked by Rocchio's classifier (the tag's centre less the mean record),
-  joined by the records' likeness in meaning to the tag's papers (the sentence vectors
-  pubsearch stores: all-MiniLM-L6-v2, 128 word pieces).
+  records or more, ranked by Rocchio's classifier (the tag's centre less the mean record)
+  and each record's cosine with the tagged record nearest to it, joined by the records'
+  likeness in meaning to the tag's papers (the sentence vectors pubsearch stores:
+  all-MiniLM-L6-v2, 128 word pieces).
 * **Fresh authors** (``--fresh N``): N other eligible authors (drawn with seed 38, none of
   the 160), measured with the settings shipped and nothing else: a held-out set that no
-  choice was made on.
+  choice was made on (until the nearest record's weight was tuned on them, below).
+* **The nearest record** (``--tune-nearest``): the weight of a record's likeness to the
+  tagged record nearest to it by words, and meaning's weight, on a grid over the 160
+  authors, 300 fresh ones (seed 38) and the 20 tuning subjects; no baseline is needed.
+* **Held out** (``--holdout N``): N authors drawn with seed 39, none of the 160 nor of the
+  300 fresh ones, and the 40 reported subjects, measured once with the settings shipped.
 * **Paired test.** Each tag's recall@100 by both methods, a sign-flip permutation test of
   the mean difference (two-sided, 100,000 permutations, seeded) and Wilcoxon's signed-rank
   test (scipy, when installed).
@@ -73,6 +79,7 @@ DEV_SUBJECTS = 20
 SUBJECT_TAG = 20
 PERMUTATIONS = 100_000
 MAX_TOKENS = 128
+FRESH = 300  # the fresh authors' draw (seed 38) that --holdout and --tune-nearest leave out
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -287,20 +294,45 @@ def main(argv: list[str] | None = None) -> None:
         help="measure only, on N other authors drawn anew (seed 38, none of the 160): a "
         "held-out set no choice was made on",
     )
+    parser.add_argument(
+        "--holdout",
+        type=int,
+        metavar="N",
+        help="measure only, on N authors drawn with seed 39 (none of the 160 nor of the 300 "
+        "fresh ones), and on the 40 reported subjects",
+    )
+    parser.add_argument(
+        "--tune-nearest",
+        action="store_true",
+        help="the grid of the nearest record's weight and meaning's, on the 160 authors, "
+        "300 fresh ones and the 20 tuning subjects",
+    )
     args = parser.parse_args(argv)
     papers = read_papers(args.data)
     rnd = random.Random(SEED)
     authors = author_tasks(papers, rnd)
     subjects = subject_tasks(papers, rnd)
-    fresh: list[Task] = []
-    if args.fresh:
-        drawn = frozenset(t.name for t in authors)
-        fresh = author_tasks(papers, random.Random(SEED + 1), args.fresh, exclude=drawn)
+    drawn = frozenset(t.name for t in authors)
+    count = args.fresh or (FRESH if args.holdout or args.tune_nearest else 0)
+    fresh = author_tasks(papers, random.Random(SEED + 1), count, exclude=drawn) if count else []
+    held: list[Task] = []
+    if args.holdout:
+        seen = drawn | frozenset(t.name for t in fresh)
+        held = author_tasks(papers, random.Random(SEED + 2), args.holdout, exclude=seen)
     print(f"{len(papers):,} records; cut-off {CUT_OFF}; ", end="")
-    print(f"{len(authors)} authors, {len(subjects)} subjects, {len(fresh)} fresh authors")
-    docs = needed_vectors(papers, authors + subjects + fresh)
+    print(
+        f"{len(authors)} authors, {len(subjects)} subjects, {len(fresh)} fresh authors, "
+        f"{len(held)} held out"
+    )
+    docs = needed_vectors(papers, authors + subjects + fresh + held)
     vectors = vectors_for(papers, docs, args.work)
     if args.embed_only:
+        return
+    if args.tune_nearest:
+        tune_nearest(papers, authors + fresh, subjects[:DEV_SUBJECTS], vectors, args.work)
+        return
+    if held:
+        run(papers, authors, subjects, vectors, args, held, subjects[DEV_SUBJECTS:])
         return
     run(papers, authors, subjects, vectors, args, fresh)
 
@@ -320,9 +352,10 @@ def run(
     vectors: dict[int, FloatArray],
     args: argparse.Namespace,
     fresh: list[Task],
+    fresh_subjects: Sequence[Task] = (),
 ) -> None:
-    """With ``fresh`` tasks, measure on them alone; else tune on the first authors and
-    subjects and measure on the others."""
+    """With ``fresh`` tasks, measure on them alone (and on ``fresh_subjects``); else tune
+    on the first authors and subjects and measure on the others."""
     from pubsearch.library import recommend
 
     started = time.perf_counter()
@@ -342,7 +375,7 @@ def run(
         present[doc] = True
     meaning = MatrixMeaning(matrix, present)
     common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
-    tasks = fresh or authors + subjects
+    tasks = [*fresh, *fresh_subjects] if fresh else authors + subjects
 
     # The baseline's SVM margins (of the candidates) are kept in --work by tag: the slow part.
     kept_path = args.work / f"baseline-{SEED}.npz"
@@ -383,6 +416,7 @@ def run(
     def measure(label: str, chosen: list[Task]) -> None:
         methods: dict[str, Callable[[Task], list[int]]] = {
             "baseline (arxiv-sanity)": baseline,
+            "pubsearch until 5 Dec.": lambda t: ours(t, until_5_december()),
             "pubsearch, words only": lambda t: ours(t, recommend.WORDS_ONLY),
             "pubsearch": lambda t: ours(t, shipped),
         }
@@ -396,7 +430,7 @@ def run(
                 f"{statistics.fmean(per[name]):>8.4f}"
             )
         base = per["baseline (arxiv-sanity)"]
-        for name in ("pubsearch, words only", "pubsearch"):
+        for name in ("pubsearch until 5 Dec.", "pubsearch, words only", "pubsearch"):
             diffs = [b - a for a, b in zip(base, per[name], strict=True)]
             wins = sum(d > 0 for d in diffs)
             losses = sum(d < 0 for d in diffs)
@@ -409,9 +443,12 @@ def run(
             )
 
     if fresh:
-        print(f"\nmeasured on {len(fresh)} fresh authors (seed {SEED + 1}), shipped settings:")
+        seed = SEED + 2 if fresh_subjects else SEED + 1
+        print(f"\nmeasured on {len(fresh)} authors (seed {seed}), shipped settings:")
         print(f"{'tags':<28}{'method':<26}{'R@50':>8}{'R@100':>8}")
-        measure(f"{len(fresh)} fresh authors", fresh)
+        measure(f"{len(fresh)} authors, seed {seed}", fresh)
+        if fresh_subjects:
+            measure(f"{len(fresh_subjects)} subjects", list(fresh_subjects))
     else:
         tune(authors, subjects, mean_recall, baseline, ours)
         print("\nmeasured on the others:")
@@ -420,6 +457,59 @@ def run(
         measure(f"{len(subjects) - DEV_SUBJECTS} subjects", subjects[DEV_SUBJECTS:])
     if args.index is not None:
         time_warm(args.index, papers)
+
+
+def until_5_december() -> Any:
+    """The method shipped until 5 December 2026: the tag's centre by words (no nearest
+    record), meaning 0.3."""
+    from pubsearch.library import recommend
+
+    return recommend.Method(meaning_weight=0.3, nearest_weight=0.0)
+
+
+def tune_nearest(
+    papers: list[Paper],
+    authors: list[Task],
+    subjects: list[Task],
+    vectors: dict[int, FloatArray],
+    work: Path,
+) -> None:
+    """Recall@100 on a grid of the nearest record's weight and meaning's, as shares of the
+    method until 5 December (nearest 0, meaning 0.3), on ``authors`` and ``subjects``."""
+    from pubsearch.library import recommend
+
+    features = _features(papers, work, "all")
+    size = len(papers)
+    candidates = np.asarray([p.date >= CUT_OFF for p in papers])
+    matrix = np.zeros((size, 384), dtype=np.float32)
+    present = np.zeros(size, dtype=np.bool_)
+    for doc, vector in vectors.items():
+        matrix[doc] = vector
+        present[doc] = True
+    meaning = MatrixMeaning(matrix, present)
+    common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
+    grid = [(b, c) for b in (0.0, 0.2, 0.35, 0.5, 0.65) for c in (0.2, 0.3, 0.4)]
+    hits: dict[tuple[float, float], tuple[list[float], list[float]]] = {
+        point: ([], []) for point in grid
+    }
+    every = recommend.Method(meaning_weight=1.0, nearest_weight=1.0)  # every part made
+    for side, chosen in enumerate((authors, subjects)):
+        for task in chosen:
+            tagged = np.asarray(task.tagged, dtype=np.int64)
+            parts = recommend.score_parts(features, tagged, common, candidates, every, meaning)
+            for b, c in grid:
+                method = recommend.Method(meaning_weight=c, nearest_weight=b)
+                values = recommend.combined(parts, method)
+                ranked = [doc for _, doc in recommend.ranked(values, candidates, 100)]
+                hits[(b, c)][side].append(recall(ranked, task.wanted, 100))
+    found = {point: (statistics.fmean(a), statistics.fmean(s)) for point, (a, s) in hits.items()}
+    base_a, base_s = found[(0.0, 0.3)]
+    print(
+        f"\nrecall@100 on {len(authors)} authors and {len(subjects)} subjects, as shares of "
+        f"nearest 0, meaning 0.3 ({base_a:.4f}, {base_s:.4f}):"
+    )
+    for (b, c), (a, s) in found.items():
+        print(f"  nearest {b}, meaning {c}: authors {a / base_a:.3f}, subjects {s / base_s:.3f}")
 
 
 def tune(

@@ -93,6 +93,59 @@ def test_words_typical_of_the_tag_count_words_of_every_record_less() -> None:
     assert plain[2] > 0 and values[2] < plain[2]
 
 
+def test_the_nearest_tagged_record_lifts_one_line_of_work_the_centre_blurs() -> None:
+    # A tag of two lines of work (0: solar wind, 1-3: graph coloring). Record 4 continues
+    # the solar-wind paper closely; record 5 shares a word with every graph paper.
+    texts = [
+        "solar wind turbulence spacecraft magnetic reconnection",
+        "graph coloring chromatic bounds",
+        "graph coloring planar chromatic",
+        "graph coloring list chromatic",
+        "solar wind turbulence spacecraft magnetic reconnection events",
+        "graph drawing layouts",
+        "protein folding energy landscape",
+    ] + [f"unrelated topic{i} words{i}" for i in range(8)]
+    features = recommend.text_features(texts)
+    tagged = np.asarray([0, 1, 2, 3])
+    near = recommend.nearest_scores(features, tagged)
+    assert near[4] == pytest.approx(max(float(features[4].multiply(features[0]).sum()), 0.0))
+    assert near[4] > near[5] > near[6] == 0.0
+    for doc in tagged:  # a tagged record is its own nearest
+        assert near[doc] == pytest.approx(1.0, abs=1e-5)
+    size = len(texts)
+    common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
+    candidates = np.ones(size, dtype=np.bool_)
+    candidates[tagged] = False
+    centre_only = recommend.Method(meaning_weight=0.0, nearest_weight=0.0)
+    plain = recommend.scores(features, tagged, common, candidates, centre_only)
+    joined = recommend.scores(features, tagged, common, candidates, recommend.WORDS_ONLY)
+    assert recommend.WORDS_ONLY.nearest_weight > 0
+    # The nearest's weight moves record 4 up against record 5 (and never down).
+    assert joined[4] - joined[5] > plain[4] - plain[5]
+    assert recommend.nearest_scores(features, np.asarray([], dtype=np.int64)).max() == 0
+    # Parts made once mix as scores would for any weights (bench/recommend.py's grid).
+    meaning = Vectors([[1.0, float(i % 3)] for i in range(size - 1)] + [[0.0, 0.0]])
+    every = recommend.Method(meaning_weight=1.0, nearest_weight=1.0)
+    parts = recommend.score_parts(features, tagged, common, candidates, every, meaning)
+    for method in (centre_only, recommend.WORDS_ONLY, recommend.PUBSEARCH):
+        direct = recommend.scores(features, tagged, common, candidates, method, meaning)
+        assert recommend.combined(parts, method) == pytest.approx(direct, abs=1e-6)
+
+
+def test_a_large_tag_looks_for_the_nearest_among_a_spread_of_max_nearest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [f"record {i} about topic{i % 7} and theme{i % 5}" for i in range(60)]
+    features = recommend.text_features(texts)
+    tagged = np.arange(0, 40, dtype=np.int64)
+    whole = recommend.nearest_scores(features, tagged)
+    monkeypatch.setattr(recommend, "MAX_NEAREST", 10)
+    spread = recommend.nearest_scores(features, tagged)
+    kept = np.linspace(0, 39, 10).round().astype(np.int64)
+    assert spread == pytest.approx(recommend.nearest_scores(features, kept), abs=1e-6)
+    assert (spread <= whole + 1e-6).all() and not np.allclose(spread, whole)
+
+
 def test_every_word_pair_of_two_records_is_kept_in_a_large_index() -> None:
     texts = [f"record {i} about topic{i % 400} and theme{i % 300}" for i in range(1_200)]
     texts[7] += " hodge laplacian"

@@ -10,9 +10,11 @@ the figures).
   papers from its field's: on the tuning tags they alone lift recall@100 by 16 to 19 per
   cent for authors' tags. A record's words score is its product with the tag's centre
   (the mean of the tagged records' rows) less :data:`COMMON` times the mean of all records'
-  (Rocchio's classifier): what is typical of the tag, not of every paper. It needs no
-  training, so a list over 100,000 records takes tens of milliseconds, where an SVM over
-  that vocabulary took seconds, and ranked no better on the tuning tags.
+  (Rocchio's classifier): what is typical of the tag, not of every paper; joined, with the
+  weight :data:`NEAREST_WEIGHT`, by its cosine with the tagged record nearest to it (one
+  line of work of several). It needs no training, so a list over 100,000 records takes
+  tens of milliseconds, where an SVM over that vocabulary took seconds, and ranked no
+  better on the tuning tags.
 * **Meaning**, where the index has sentence vectors: the mean of a record's likeness to the
   tag's centre in meaning and to the tagged record nearest to it (one theme or several),
   each standardised over the records ranked, joins the standardised words score with the
@@ -45,10 +47,15 @@ IntArray = npt.NDArray[np.int64]
 MIN_DF = 2
 MAX_DF = 0.1
 SMALL = 1_000
-# Rocchio's weight of the mean of all records, and the weight of meaning against words
-# (tuned on bench/recommend.py's tuning tags).
+# Rocchio's weight of the mean of all records, the weight of a record's likeness to the
+# nearest tagged record by words beside it, and the weight of meaning against words
+# (tuned on bench/recommend.py's tuning tags; docs/following.md).
 COMMON = 1.0
-MEANING_WEIGHT = 0.3
+NEAREST_WEIGHT = 0.2
+MEANING_WEIGHT = 0.4
+# The tagged records a record's nearest is looked for among (a larger tag: as many, spread
+# over it): its cost grows with them (0.15 s for 20 over 102,289 records, 0.7 s for 160).
+MAX_NEAREST = 160
 
 # arxiv-sanity-lite's token pattern: words of letters, digits and underscores that start
 # with a letter or underscore, two characters at least.
@@ -68,11 +75,13 @@ class Meaning(Protocol):
 
 @dataclass(frozen=True)
 class Method:
-    """How a tag's records are ranked: Rocchio's weight of the mean of all records, and the
+    """How a tag's records are ranked: Rocchio's weight of the mean of all records, the
+    weight of the nearest tagged record by words (0: the tag's centre alone), and the
     weight of meaning (0: words alone)."""
 
     common: float = COMMON
     meaning_weight: float = MEANING_WEIGHT
+    nearest_weight: float = NEAREST_WEIGHT
 
 
 PUBSEARCH = Method()
@@ -127,6 +136,18 @@ def word_scores(
     return np.asarray(features @ direction, dtype=np.float32).ravel()
 
 
+def nearest_scores(features: Any, tagged: IntArray) -> FloatArray:
+    """Each record's cosine by words with the tagged record most like it: an author's
+    next paper often continues one earlier line of work, which the tag's centre blurs."""
+    if not len(tagged):
+        return np.zeros(features.shape[0], dtype=np.float32)
+    if len(tagged) > MAX_NEAREST:
+        ordered = np.unique(tagged)
+        tagged = ordered[np.linspace(0, len(ordered) - 1, MAX_NEAREST).round().astype(np.int64)]
+    products = features @ features[tagged].T  # rows L2-normed: cosines, sparse
+    return np.asarray(products.max(axis=1).toarray(), dtype=np.float32).ravel()
+
+
 def meaning_scores(meaning: Meaning, tagged: IntArray, candidates: BoolArray) -> FloatArray:
     """Each record's likeness in meaning to the tag: the mean of its similarity to the
     tagged records' centre and to the nearest of them, each standardised over the
@@ -152,6 +173,51 @@ def standardised(scores: FloatArray, among: BoolArray) -> FloatArray:
     return ((scores - centre) / (spread or 1.0)).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class Parts:
+    """A tag's scores of every record, each standardised over the candidates: by the tag's
+    centre in words, by the nearest tagged record in words (None: not asked for), and by
+    meaning (None: no vectors; nan for a record without one)."""
+
+    words: FloatArray
+    nearest: FloatArray | None
+    meaning: FloatArray | None
+
+
+def score_parts(
+    features: Any,
+    tagged: IntArray,
+    common: FloatArray,
+    candidates: BoolArray,
+    method: Method = PUBSEARCH,
+    meaning: Meaning | None = None,
+) -> Parts:
+    """The parts :func:`combined` mixes, those ``method`` weighs (Rocchio's weight of the
+    mean record is ``method.common``)."""
+    words = standardised(word_scores(features, tagged, common, method.common), candidates)
+    near = None
+    if method.nearest_weight > 0:
+        near = standardised(nearest_scores(features, tagged), candidates)
+    alike = None
+    if meaning is not None and method.meaning_weight > 0:
+        alike = meaning_scores(meaning, tagged, candidates)
+    return Parts(words, near, alike)
+
+
+def combined(parts: Parts, method: Method = PUBSEARCH) -> FloatArray:
+    """``parts`` mixed by ``method``'s weights: the nearest record's share of the words
+    score, then meaning's share, where a record has a vector."""
+    words = parts.words
+    if parts.nearest is not None and method.nearest_weight > 0:
+        share = np.float32(method.nearest_weight)
+        words = ((1 - share) * words + share * parts.nearest).astype(np.float32)
+    if parts.meaning is None or method.meaning_weight <= 0:
+        return words
+    weight = np.float32(method.meaning_weight)
+    mixed = (1 - weight) * words + weight * parts.meaning
+    return np.where(np.isnan(parts.meaning), words, mixed).astype(np.float32)
+
+
 def scores(
     features: Any,
     tagged: IntArray,
@@ -164,13 +230,8 @@ def scores(
     ``method``, standardised over the ``candidates`` (the records to rank); meaning joins
     in where ``meaning`` is given and a record has a vector. ``common``: the mean of all
     records' feature rows (:func:`column_means`, kept per generation by the caller)."""
-    words = standardised(word_scores(features, tagged, common, method.common), candidates)
-    if meaning is None or method.meaning_weight <= 0:
-        return words
-    alike = meaning_scores(meaning, tagged, candidates)
-    weight = np.float32(method.meaning_weight)
-    mixed = (1 - weight) * words + weight * alike
-    return np.where(np.isnan(alike), words, mixed).astype(np.float32)
+    parts = score_parts(features, tagged, common, candidates, method, meaning)
+    return combined(parts, method)
 
 
 def ranked(values: FloatArray, candidates: BoolArray, count: int) -> list[tuple[float, int]]:
