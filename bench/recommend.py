@@ -241,6 +241,16 @@ class MatrixMeaning:
         self.matrix = matrix
         self._present = present
 
+    @classmethod
+    def of(cls, vectors: dict[int, FloatArray], size: int) -> MatrixMeaning:
+        """The ``vectors`` of some of ``size`` records (by document number)."""
+        matrix = np.zeros((size, 384), dtype=np.float32)
+        present = np.zeros(size, dtype=np.bool_)
+        for doc, vector in vectors.items():
+            matrix[doc] = vector
+            present[doc] = True
+        return cls(matrix, present)
+
     @property
     def present(self) -> npt.NDArray[np.bool_]:
         return self._present
@@ -368,12 +378,7 @@ def run(
     size = len(papers)
     candidates = np.asarray([p.date >= CUT_OFF for p in papers])
     among = np.flatnonzero(candidates)
-    matrix = np.zeros((size, 384), dtype=np.float32)
-    present = np.zeros(size, dtype=np.bool_)
-    for doc, vector in vectors.items():
-        matrix[doc] = vector
-        present[doc] = True
-    meaning = MatrixMeaning(matrix, present)
+    meaning = MatrixMeaning.of(vectors, size)
     common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
     tasks = [*fresh, *fresh_subjects] if fresh else authors + subjects
 
@@ -481,12 +486,7 @@ def tune_nearest(
     features = _features(papers, work, "all")
     size = len(papers)
     candidates = np.asarray([p.date >= CUT_OFF for p in papers])
-    matrix = np.zeros((size, 384), dtype=np.float32)
-    present = np.zeros(size, dtype=np.bool_)
-    for doc, vector in vectors.items():
-        matrix[doc] = vector
-        present[doc] = True
-    meaning = MatrixMeaning(matrix, present)
+    meaning = MatrixMeaning.of(vectors, size)
     common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
     grid = [(b, c) for b in (0.0, 0.2, 0.35, 0.5, 0.65) for c in (0.2, 0.3, 0.4)]
     hits: dict[tuple[float, float], tuple[list[float], list[float]]] = {

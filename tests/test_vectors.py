@@ -94,6 +94,8 @@ def test_no_vectors_then_embed_then_nothing_left_to_do(tmp_path: Path, seeds_dir
     embedded = runner.invoke(main, ["embed", "--index", ix])
     assert embedded.exit_code == 0, embedded.output
     assert f"{SEED_RECORDS} made" in embedded.stdout
+    # Too few to time a sample first: said at once, without a forecast.
+    assert embedded.stderr.startswith(f"vectors: making {SEED_RECORDS} (the index already")
     assert storage.current_generation(tmp_path / "ix") != live  # a new generation
     again = runner.invoke(main, ["embed", "--index", ix])
     assert again.stdout.startswith(f"vectors: all {SEED_RECORDS} records have one (0 made")

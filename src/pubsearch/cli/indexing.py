@@ -233,9 +233,14 @@ def _embed(target: Path, embedder: Embedder, wait: float) -> None:
             summary = embed_index(target, embedder, progress.update, lock_timeout=wait)
         except KeyboardInterrupt:
             progress.close()
+            kept = (
+                f"{progress.done:,} of {progress.todo:,} made and kept"
+                if progress.todo
+                else "none made yet"
+            )
             click.echo(
-                f"vectors: stopped; {progress.done:,} of {progress.todo:,} made and kept (the "
-                f"index answers by words meanwhile); to go on: pubsearch embed --index {target}",
+                f"vectors: stopped; {kept} (the index answers by words meanwhile); to go "
+                f"on: pubsearch embed --index {target}",
                 err=True,
             )
             sys.exit(130)
@@ -262,22 +267,19 @@ class _VectorProgress:
         if not todo:
             return
         if not done:
+            from pubsearch.index.vectors import sampled_first
+
             self._started = time.monotonic()
+            if not sampled_first(todo):  # too few to time first: said at once
+                self._say(todo, "")
         elif not self._said:
-            self._said = True
             seconds = time.monotonic() - self._started
             rate = done / seconds if seconds > 0 else 0.0
+            expected = ""
             if done < todo and rate > 0:
-                expected = (
-                    f", about {_duration(seconds + (todo - done) / rate)} at {rate:,.0f} a second"
-                )
-            else:
-                expected = ""
-            click.echo(
-                f"vectors: making {todo:,}{expected} (the index already answers by words; "
-                "Ctrl-C stops, and 'pubsearch embed' goes on from there)",
-                err=True,
-            )
+                left = _duration(seconds + (todo - done) / rate)
+                expected = f", about {left} at {rate:,.0f} a second"
+            self._say(todo, expected)
         if not sys.stderr.isatty():
             return
         if self._bar is None:
@@ -287,6 +289,14 @@ class _VectorProgress:
                 total=todo, unit=" records", desc="vectors", file=sys.stderr, leave=False
             )
         self._bar.update(done - self._bar.n)
+
+    def _say(self, todo: int, expected: str) -> None:
+        self._said = True
+        click.echo(
+            f"vectors: making {todo:,}{expected} (the index already answers by words; "
+            "Ctrl-C stops, and 'pubsearch embed' goes on from there)",
+            err=True,
+        )
 
     def close(self) -> None:
         if self._bar is not None:

@@ -272,10 +272,16 @@ def _embed_missing(
     return Stored.join([known, *made], known.codes.shape[1]), done
 
 
+def sampled_first(count: int) -> bool:
+    """Whether :func:`_embed_missing` makes a spread sample first of ``count`` texts to do
+    (of a few, it makes them all at once)."""
+    return count > 2 * SAMPLE_TEXTS
+
+
 def _chunks(todo: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
-    """``todo`` in the chunks :func:`_embed_missing` makes: a spread sample, then the rest
-    in order, :data:`CHUNK_TEXTS` at most each."""
-    if len(todo) <= 2 * SAMPLE_TEXTS:
+    """``todo`` in the chunks :func:`_embed_missing` makes: a spread sample (see
+    :func:`sampled_first`), then the rest in order, :data:`CHUNK_TEXTS` at most each."""
+    if not sampled_first(len(todo)):
         return [todo[start : start + CHUNK_TEXTS] for start in range(0, len(todo), CHUNK_TEXTS)]
     picked = np.zeros(len(todo), dtype=np.bool_)
     picked[np.linspace(0, len(todo) - 1, SAMPLE_TEXTS).round().astype(np.int64)] = True
