@@ -320,6 +320,60 @@ def test_records_without_co_authors_do_not_make_a_name_crowded() -> None:
     assert len(set(profiles_of(ev, split, "Solo Author"))) > 1
 
 
+def _solo_records(count: int, subject: str, seed: int) -> list[tuple[list[str], list[str], str]]:
+    """``count`` records of "Solo Author" alone on its author list (each a group of its
+    own), in ``subject``, their titles alike (words drawn from one pool)."""
+    import random
+
+    pool = sorted(set(f"{FACES} {GENOMES} {BATCH} {CALORIMETER}".split()))
+    rng = random.Random(seed)
+    return [(["Solo Author"], [subject], " ".join(rng.sample(pool, 16))) for _ in range(count)]
+
+
+def test_pairs_worked_out_a_few_at_a_time_change_nothing() -> None:
+    """Pairs of groups are made a batch at a time (names whole), which bounds their
+    memory: the smallest batches give the same people, how and confidence."""
+    records = [
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} one"),
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} two"),
+        (["Yang You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} one"),
+        (["Yang You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} two"),
+        (["Yang You"], ["physics.acc-ph"], "A note"),
+        (["Ana Ruiz", "Bo Li"], ["cs.LG"], f"{BATCH} a"),
+        (["Ana Ruiz", "Bo Li"], ["physics.ins-det"], f"{CALORIMETER} b"),
+        (["Ana Ruiz"], ["cs.LG"], f"{BATCH} c"),
+        *_solo_records(12, "cs.LG", 5),
+        *filler(40),
+    ]
+    ev = evidence(records)
+    whole = people.split(ev)
+    for batch in (1, 2, 7):
+        bit = people.split(ev, people.Settings(pair_batch=batch))
+        assert bit.group.tolist() == whole.group.tolist()
+        assert bit.how.tolist() == whole.how.tolist()
+        assert bit.confidence.tolist() == whole.confidence.tolist()
+    assert len(set(profiles_of(ev, whole, "Solo Author"))) == 1
+    assert len(set(profiles_of(ev, whole, "Yang You"))) == 2
+
+
+def test_a_name_of_more_groups_than_a_block_is_compared_in_blocks_by_subject() -> None:
+    """A common name's groups (thousands at millions of records) are not compared all
+    with all: in blocks of at most ``compare_block``, ordered by their commonest subject;
+    groups of two blocks are never joined."""
+    records = [*_solo_records(10, "physics.ins-det", 6), *_solo_records(10, "cs.LG", 7)]
+    ev = evidence([*records, *filler(40)])
+    # Alike enough that, compared all with all, the twenty are one profile.
+    assert len(set(profiles_of(ev, people.split(ev), "Solo Author"))) == 1
+    # Blocks of ten: one of each subject.
+    groups = profiles_of(ev, people.split(ev, people.Settings(compare_block=10)), "Solo Author")
+    assert len(set(groups[:10])) == 1 and len(set(groups[10:])) == 1
+    assert groups[0] != groups[10]
+    # Blocks of five (twenty groups: four blocks), each joined whole, none with another.
+    groups = profiles_of(ev, people.split(ev, people.Settings(compare_block=5)), "Solo Author")
+    assert sorted(Counter(groups).values()) == [5, 5, 5, 5]
+    assert len(set(groups[:10]) & set(groups[10:])) == 0
+
+
 def test_saved_person_ids_read_back_one_at_a_time_and_all_at_once(tmp_path: Path) -> None:
     """A loaded table's ids are decoded as asked (a page shows a few): each by number,
     negative numbers too, all in order, each found by its id, the first of a repeat; a

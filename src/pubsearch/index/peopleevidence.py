@@ -307,25 +307,33 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     from scipy.sparse import csr_matrix
 
     lengths = np.diff(words.offsets)
-    doc_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    keep = live[doc_of]
+    # Made as CSR from the words' own offsets, in 32-bit arrays: at a million records, a
+    # hundred million words, whose COO form (64-bit rows and columns) took gigabytes more.
+    keep = np.repeat(live, lengths)
     # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
     # with bincount rather than sorted.
-    inverse = (words.hashes[keep] & (_BUCKETS - 1)).astype(np.int64)
-    df = np.bincount(inverse, minlength=_BUCKETS)
+    inverse = (words.hashes & (_BUCKETS - 1)).astype(np.int32)
+    df = np.bincount(inverse[keep], minlength=_BUCKETS)
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
     idf[_common_buckets()] = 0
     # Columns only for the words that weigh something (a few hundred thousand of 4M).
     weighing = np.flatnonzero(idf)
-    column = np.full(_BUCKETS, -1, dtype=np.int64)
-    column[weighing] = np.arange(len(weighing))
+    column = np.full(_BUCKETS, -1, dtype=np.int32)
+    column[weighing] = np.arange(len(weighing), dtype=np.int32)
     cols = column[inverse]
-    used = cols >= 0
+    used = keep & (cols >= 0)
+    del keep
+    data = idf[inverse[used]]
+    del inverse
+    indices = cols[used]
+    del cols
+    before = np.concatenate([[0], np.cumsum(used, dtype=np.int64)])
+    indptr = before[words.offsets.astype(np.int64)]
+    del before, used
     matrix = csr_matrix(
-        (idf[inverse][used], (doc_of[keep][used], cols[used])),
-        shape=(len(lengths), max(len(weighing), 1)),
+        (data, indices, indptr), shape=(len(lengths), max(len(weighing), 1)), copy=False
     )
     return _unit_rows(matrix)
 
