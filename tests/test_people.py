@@ -411,3 +411,30 @@ def test_saved_person_ids_read_back_one_at_a_time_and_all_at_once(tmp_path: Path
     data["meta"] = np.asarray([data["meta"][0], 7, len(person), len(ids)], dtype=np.int64)
     np.savez(tmp_path / "people.npz", **data)
     assert PeopleTable.load(tmp_path, 7, len(person)) is None
+
+
+def test_initials_stand_for_the_same_full_names_read_once_or_again() -> None:
+    from pubsearch.index.names import matches, recorded_name
+
+    names = [
+        "V. Patel",
+        "V. M. Patel",
+        "V.-M. Patel",
+        "Vishal Patel",
+        "Vishal M. Patel",
+        "Vishal K. Patel",
+        "Vikram Manu Patel",
+        "Vi-Min Patel",
+        "Wei Patel",
+        "J.-P. Dupont",
+        "Jean-Pierre Dupont",
+        "Jean Dupont",
+    ]
+    compatible = people._Compatible(names)
+    for _ in range(2):  # the second time from what the first kept
+        for i, typed in enumerate(names):
+            for j, recorded in enumerate(names):
+                expected = matches(recorded_name(typed), recorded_name(recorded))
+                assert compatible(i, j) == expected, (typed, recorded)
+    assert compatible(1, 4) and not compatible(1, 5) and compatible(1, 6)
+    assert compatible(2, 7) and not compatible(2, 6) and compatible(9, 10)

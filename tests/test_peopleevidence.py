@@ -134,3 +134,38 @@ def test_words_common_in_scientific_writing_weigh_nothing_even_in_a_small_index(
     # Only common words shared: nothing; a calorimeter shared: something.
     assert words[0] == 0
     assert words[1] > 0.3
+
+
+def test_run_pairs_are_every_pair_of_each_run_in_order() -> None:
+    starts, sizes = np.array([0, 3, 4]), np.array([3, 1, 2])
+    left, right = peopleevidence.run_pairs(starts, sizes)
+    assert list(zip(left.tolist(), right.tolist(), strict=True)) == [
+        (0, 1),
+        (0, 2),
+        (1, 2),
+        (4, 5),
+    ]
+
+
+def test_features_of_runs_equal_those_of_the_pairs_one_by_one() -> None:
+    # A run long enough to be worked out as one product and short ones beside it.
+    long = peopleevidence._RUN_PRODUCT + 3
+    records = filler(40) + [
+        (
+            [f"Co Author{i % 4}", "Sam Same"],
+            ["cs.LG" if i % 2 else "math.PR"],
+            f"{LONG} topic{i % 3} w{i}",
+        )
+        for i in range(long + 5)
+    ]
+    ev = evidence(records)
+    vectors = one_group_per_record(ev, "Sam Same")
+    starts = np.array([0, 2, 2 + long])
+    sizes = np.array([2, long, 3])
+    left, right = peopleevidence.run_pairs(starts, sizes)
+    assert len(left) == 1 + long * (long - 1) // 2 + 3
+    by_runs = vectors.features(left, right, (starts, sizes))
+    one_by_one = vectors.features(left, right)
+    np.testing.assert_allclose(by_runs, one_by_one, rtol=1e-5, atol=1e-6)
+    assert by_runs[:, FEATURES["words"]].max() > 0
+    assert by_runs[:, FEATURES["co-author forms"]].max() > 0

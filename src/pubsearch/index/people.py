@@ -23,7 +23,6 @@ confidence. A name whose records never split is one profile.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,8 @@ from pubsearch.index.peopleevidence import (
     GroupVectors,
     PairModel,
     name_forms,
+    run_pairs,
+    upper,
 )
 
 __all__ = ["HOW", "Evidence", "Settings", "Split", "join", "name_forms", "split"]
@@ -276,8 +277,10 @@ def _join_groups(
         vectors = GroupVectors.of(
             evidence, entry_of[mine], position[group_of[mine]], len(batch_groups)
         )
-        left, right = _pairs(order, starts[batch], sizes[batch])
-        sims = settings.model.probability(vectors.features(position[left], position[right]))
+        runs = (starts[batch] - starts[first], sizes[batch])
+        at_left, at_right = run_pairs(*runs)
+        left, right = batch_groups[at_left], batch_groups[at_right]
+        sims = settings.model.probability(vectors.features(at_left, at_right, runs))
         position[batch_groups] = -1
         del vectors
         np.maximum.at(best, left, sims)
@@ -386,33 +389,6 @@ def _group_rows(matrix: Any, docs: IntArray, group_of: IntArray, groups: int) ->
     return csr_matrix(member @ matrix)
 
 
-def _pairs(order: IntArray, starts: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray]:
-    """Every pair (i < j) of the members of each run of ``order``, run by run."""
-    lefts: list[IntArray] = []
-    rights: list[IntArray] = []
-    for size in np.unique(sizes).tolist():
-        if size < 2:
-            continue
-        runs = starts[sizes == size]
-        i, j = np.triu_indices(size, k=1)
-        lefts.append((runs[:, None] + i[None, :]).ravel())
-        rights.append((runs[:, None] + j[None, :]).ravel())
-    if not lefts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    # In each run's order (run by run, as the loop over names reads them).
-    at_left, at_right = np.concatenate(lefts), np.concatenate(rights)
-    sort = np.lexsort((at_right, at_left))
-    return order[at_left[sort]], order[at_right[sort]]
-
-
-@functools.cache
-def _upper(size: int) -> tuple[IntArray, IntArray]:
-    """The indices of a ``size`` x ``size`` matrix's upper triangle (``np.triu_indices``)."""
-    i, j = np.triu_indices(size, k=1)
-    return i, j
-
-
 def _average_linkage(
     members: IntArray,
     sims: FloatArray,
@@ -429,7 +405,7 @@ def _average_linkage(
     if float(sims.max()) < threshold:
         return  # no two alike enough: nothing joins
     matrix = np.zeros((size, size), dtype=np.float64)
-    i, j = _upper(size)
+    i, j = upper(size)
     matrix[i, j] = sims
     matrix[j, i] = sims
     weights = comp_size[members].astype(np.float64)
@@ -687,6 +663,9 @@ class _Compatible:
         self._matches = matches
         self._read = recorded_name
         self._names: dict[int, Any] = {}
+        # By given names' letters, where the surnames are the same: a common surname's
+        # initials and full forms are millions of pairs.
+        self._given: dict[tuple[Any, Any], bool] = {}
 
     def _name(self, label_id: int) -> Any:
         name = self._names.get(label_id)
@@ -695,7 +674,23 @@ class _Compatible:
         return name
 
     def __call__(self, initials: int, full: int) -> bool:
-        return bool(self._matches(self._name(initials), self._name(full)))
+        typed, recorded = self._name(initials), self._name(full)
+        if (
+            typed.surname != recorded.surname
+            or not recorded.surname
+            or any(len(part) != 1 for word in typed.given for part in word.split("-"))
+        ):
+            return bool(self._matches(typed, recorded))
+        # Initials against a given name read only its words' (and their parts') first
+        # letters: ``v m`` stands for ``vishal m`` as for ``vikram manu``.
+        key = (
+            typed.given,
+            tuple(tuple(part[:1] for part in word.split("-")) for word in recorded.given),
+        )
+        known = self._given.get(key)
+        if known is None:
+            known = self._given[key] = bool(self._matches(typed, recorded))
+        return known
 
 
 def _shared_coauthors(

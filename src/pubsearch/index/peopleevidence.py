@@ -239,16 +239,26 @@ class GroupVectors:
         )
         return result
 
-    def features(self, left: IntArray, right: IntArray) -> npt.NDArray[np.float64]:
-        """Each pair's :data:`FEATURES` (pairs x features)."""
-        words = _row_dots(self.words, left, right).astype(np.float64)
-        subjects = _row_dots(self.subjects, left, right).astype(np.float64)
+    def features(
+        self, left: IntArray, right: IntArray, runs: tuple[IntArray, IntArray] | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Each pair's :data:`FEATURES` (pairs x features). With ``runs`` (first groups
+        and sizes), the pairs are every pair of each run's consecutive groups, run by run,
+        as :func:`run_pairs` gives them: a long run's products are then worked out at once."""
+
+        def dots(matrix: Any) -> FloatArray:
+            if runs is None:
+                return _row_dots(matrix, left, right)
+            return _run_dots(matrix, left, right, *runs)
+
+        words = dots(self.words).astype(np.float64)
+        subjects = dots(self.subjects).astype(np.float64)
         counted = np.maximum(self.words_count, WORDS_FLOOR)
         few = np.minimum(counted[left], counted[right])
         many = np.maximum(counted[left], counted[right])
         small = np.minimum(self.records[left], self.records[right])
         large = np.maximum(self.records[left], self.records[right])
-        shared = _row_dots(self.coauthor_forms, left, right).astype(np.float64)
+        shared = dots(self.coauthor_forms).astype(np.float64)
         return np.column_stack(
             [
                 words,
@@ -382,6 +392,61 @@ def _unit_rows(matrix: Any) -> Any:
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     matrix.data *= scale[rows].astype(np.float32)
     return matrix
+
+
+def run_pairs(starts: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray]:
+    """Every pair (i < j) of the rows of each run (``sizes[r]`` rows from ``starts[r]``),
+    run by run, each run's in :func:`numpy.triu_indices` order."""
+    lefts: list[IntArray] = []
+    rights: list[IntArray] = []
+    at: list[IntArray] = []
+    for size in np.unique(sizes).tolist():
+        if size < 2:
+            continue
+        chosen = np.flatnonzero(sizes == size)
+        i, j = upper(size)
+        lefts.append((starts[chosen][:, None] + i[None, :]).ravel())
+        rights.append((starts[chosen][:, None] + j[None, :]).ravel())
+        at.append(np.repeat(chosen, len(i)))
+    if not lefts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    sort = np.lexsort((right, left, np.concatenate(at)))
+    return left[sort], right[sort]
+
+
+@functools.cache
+def upper(size: int) -> tuple[IntArray, IntArray]:
+    """The indices of a ``size`` x ``size`` matrix's upper triangle."""
+    i, j = np.triu_indices(size, k=1)
+    return i.astype(np.int64), j.astype(np.int64)
+
+
+# A run of at least this many rows has its pairs' products worked out as one product of
+# its rows with themselves (400 rows: 50 times faster than row by row); shorter runs'
+# pairs row by row (a product a run costs more than a few pairs).
+_RUN_PRODUCT = 12
+
+
+def _run_dots(
+    matrix: Any, left: IntArray, right: IntArray, starts: IntArray, sizes: IntArray
+) -> FloatArray:
+    """:func:`_row_dots` of the pairs :func:`run_pairs` gives for ``starts`` and
+    ``sizes`` (``left`` and ``right``), a long run's at once."""
+    counts = sizes * (sizes - 1) // 2
+    offsets = np.r_[0, np.cumsum(counts)]
+    out = np.zeros(int(offsets[-1]), dtype=np.float32)
+    long = sizes >= _RUN_PRODUCT
+    for run in np.flatnonzero(long).tolist():
+        first, size = int(starts[run]), int(sizes[run])
+        rows = matrix[first : first + size]
+        i, j = upper(size)
+        out[offsets[run] : offsets[run + 1]] = (rows @ rows.T).toarray()[i, j]
+    short = np.repeat(~long, counts)
+    if short.any():
+        out[short] = _row_dots(matrix, left[short], right[short])
+    return out
 
 
 def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
