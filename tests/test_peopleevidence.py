@@ -162,9 +162,8 @@ def test_features_of_runs_equal_those_of_the_pairs_one_by_one() -> None:
     vectors = one_group_per_record(ev, "Sam Same")
     starts = np.array([0, 2, 2 + long])
     sizes = np.array([2, long, 3])
-    left, right = peopleevidence.run_pairs(starts, sizes)
+    left, right, by_runs = vectors.run_features(starts, sizes)
     assert len(left) == 1 + long * (long - 1) // 2 + 3
-    by_runs = vectors.features(left, right, (starts, sizes))
     one_by_one = vectors.features(left, right)
     np.testing.assert_allclose(by_runs, one_by_one, rtol=1e-5, atol=1e-6)
     assert by_runs[:, FEATURES["words"]].max() > 0

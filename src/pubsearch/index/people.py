@@ -38,7 +38,6 @@ from pubsearch.index.peopleevidence import (
     GroupVectors,
     PairModel,
     name_forms,
-    run_pairs,
     upper,
 )
 
@@ -277,10 +276,11 @@ def _join_groups(
         vectors = GroupVectors.of(
             evidence, entry_of[mine], position[group_of[mine]], len(batch_groups)
         )
-        runs = (starts[batch] - starts[first], sizes[batch])
-        at_left, at_right = run_pairs(*runs)
+        at_left, at_right, features = vectors.run_features(
+            starts[batch] - starts[first], sizes[batch]
+        )
         left, right = batch_groups[at_left], batch_groups[at_right]
-        sims = settings.model.probability(vectors.features(at_left, at_right, runs))
+        sims = settings.model.probability(features)
         position[batch_groups] = -1
         del vectors
         np.maximum.at(best, left, sims)
@@ -654,7 +654,11 @@ def _profile_pairs(
 
 class _Compatible:
     """Whether a name of initials stands for a full one by the name rule (``V. M. Patel``
-    for ``Vishal M. Patel``, not for ``Vishal K. Patel``), by name id: each name read once."""
+    for ``Vishal M. Patel``, not for ``Vishal K. Patel``), by name id: each name read once.
+    Initials against a given name read only its words' (and their parts') first letters
+    (``v m`` stands for ``vishal m`` as for ``vikram manu``), so where the surnames are the
+    same the answer is kept by those letters: a common surname's initials and full forms
+    are millions of pairs."""
 
     def __init__(self, labels: Sequence[str]) -> None:
         from pubsearch.index.names import matches, recorded_name
@@ -662,34 +666,28 @@ class _Compatible:
         self._labels = labels
         self._matches = matches
         self._read = recorded_name
-        self._names: dict[int, Any] = {}
-        # By given names' letters, where the surnames are the same: a common surname's
-        # initials and full forms are millions of pairs.
-        self._given: dict[tuple[Any, Any], bool] = {}
+        self._names: dict[int, tuple[Any, tuple[tuple[str, ...], ...], bool]] = {}
+        self._kept: dict[tuple[Any, Any], bool] = {}
 
-    def _name(self, label_id: int) -> Any:
-        name = self._names.get(label_id)
-        if name is None:
-            name = self._names[label_id] = self._read(self._labels[label_id])
-        return name
+    def _name(self, label_id: int) -> tuple[Any, tuple[tuple[str, ...], ...], bool]:
+        """The name read, its given names' letters, and whether they are all initials."""
+        read = self._names.get(label_id)
+        if read is None:
+            name = self._read(self._labels[label_id])
+            parts = [word.split("-") for word in name.given]
+            letters = tuple(tuple(part[:1] for part in word) for word in parts)
+            initials = all(len(part) == 1 for word in parts for part in word)
+            read = self._names[label_id] = (name, letters, initials)
+        return read
 
     def __call__(self, initials: int, full: int) -> bool:
-        typed, recorded = self._name(initials), self._name(full)
-        if (
-            typed.surname != recorded.surname
-            or not recorded.surname
-            or any(len(part) != 1 for word in typed.given for part in word.split("-"))
-        ):
+        (typed, _, all_initials), (recorded, letters, _) = self._name(initials), self._name(full)
+        if not all_initials or not recorded.surname or typed.surname != recorded.surname:
             return bool(self._matches(typed, recorded))
-        # Initials against a given name read only its words' (and their parts') first
-        # letters: ``v m`` stands for ``vishal m`` as for ``vikram manu``.
-        key = (
-            typed.given,
-            tuple(tuple(part[:1] for part in word.split("-")) for word in recorded.given),
-        )
-        known = self._given.get(key)
+        key = (typed.given, letters)
+        known = self._kept.get(key)
         if known is None:
-            known = self._given[key] = bool(self._matches(typed, recorded))
+            known = self._kept[key] = bool(self._matches(typed, recorded))
         return known
 
 

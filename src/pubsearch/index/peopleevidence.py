@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -239,18 +239,23 @@ class GroupVectors:
         )
         return result
 
-    def features(
-        self, left: IntArray, right: IntArray, runs: tuple[IntArray, IntArray] | None = None
+    def features(self, left: IntArray, right: IntArray) -> npt.NDArray[np.float64]:
+        """Each pair's :data:`FEATURES` (pairs x features)."""
+        return self._features(left, right, lambda m: _row_dots(m, left, right))
+
+    def run_features(
+        self, starts: IntArray, sizes: IntArray
+    ) -> tuple[IntArray, IntArray, npt.NDArray[np.float64]]:
+        """Every pair of each run's groups (``sizes[r]`` consecutive groups from
+        ``starts[r]``; :func:`run_pairs`) and their :data:`FEATURES`: a long run's
+        products are worked out at once."""
+        left, right = run_pairs(starts, sizes)
+        found = self._features(left, right, lambda m: _run_dots(m, left, right, starts, sizes))
+        return left, right, found
+
+    def _features(
+        self, left: IntArray, right: IntArray, dots: Callable[[Any], FloatArray]
     ) -> npt.NDArray[np.float64]:
-        """Each pair's :data:`FEATURES` (pairs x features). With ``runs`` (first groups
-        and sizes), the pairs are every pair of each run's consecutive groups, run by run,
-        as :func:`run_pairs` gives them: a long run's products are then worked out at once."""
-
-        def dots(matrix: Any) -> FloatArray:
-            if runs is None:
-                return _row_dots(matrix, left, right)
-            return _run_dots(matrix, left, right, *runs)
-
         words = dots(self.words).astype(np.float64)
         subjects = dots(self.subjects).astype(np.float64)
         counted = np.maximum(self.words_count, WORDS_FLOOR)
