@@ -138,6 +138,144 @@ def test_initials_join_the_full_name_when_they_share_a_coauthor_not_otherwise() 
         assert np.array_equal(people.join(ev, split, labels=changed), target)
 
 
+def test_an_updates_evidence_reads_only_what_its_names_need_and_finds_the_same() -> None:
+    records = [
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} one"),
+        (["Yang You", "James Demmel", "Kurt Keutzer"], ["cs.LG"], f"{BATCH} two"),
+        (["Yang You", "Nikolaos Dimopoulos"], ["physics.ins-det"], f"{CALORIMETER} one"),
+        (["Yang You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} two"),
+        (["Y. You", "Le Xiao"], ["physics.ins-det"], f"{CALORIMETER} three"),
+        (["Vishal Patel", "Rama Chellappa"], ["cs.CV"], f"{FACES} one"),
+        (["V. Patel", "Rama Chellappa"], ["cs.CV"], f"{FACES} two"),
+        (["Vishal Patel", "Ana Ruiz"], ["q-bio.GN"], GENOMES),
+        *filler(40),
+    ]
+    whole = evidence(records)
+    changed = np.zeros(len(whole.authors.labels), dtype=np.bool_)
+    changed[whole.authors.ids_by_key["yang you"]] = True
+    scoped = people.Evidence(
+        whole.authors, whole.subjects, whole.live, whole.words, changed=changed
+    )
+    # The rows made: the records of Yang You and of the names of its form (Y. You).
+    assert scoped.rows.tolist() == [True] * 5 + [False] * (len(records) - 5)
+    assert scoped.word_matrix[5:].nnz == scoped.subject_matrix[5:].nnz == 0
+    assert scoped.word_matrix[:5].nnz == whole.word_matrix[:5].nnz
+    # The same groups and joins for the names it splits as from every row.
+    split, split_whole = people.split(scoped, labels=changed), people.split(whole, labels=changed)
+    entries = np.flatnonzero(changed[whole.authors.value_ids])
+    assert np.array_equal(split.group, split_whole.group)
+    assert (split.group[entries] >= 0).all()
+    assert (np.delete(split.group, entries) == -1).all()  # (an update keeps the others)
+    assert np.array_equal(
+        people.join(scoped, split, labels=changed), people.join(whole, split, labels=changed)
+    )
+    # The names' forms an earlier build worked out are not read again, and are the same.
+    known = people.Evidence(
+        whole.authors, whole.subjects, whole.live, whole.words, known_keys=whole.form_keys[:-3]
+    )
+    assert np.array_equal(known.forms, whole.forms)
+    assert len(known._parsed) == 3
+
+
+def _with_earlier(
+    records: list[tuple[list[str], list[str], str]], first: int, name: str
+) -> tuple[people.Evidence, people.Split, list[int]]:
+    """The split of ``records`` as an update sees it: the people of the ``first`` records'
+    entries found by a split of those alone, and ``name`` changed; and ``name``'s earlier
+    profiles."""
+    before = evidence(records[:first])
+    split_before = people.split(before)
+    ev = evidence(records)
+    earlier = np.full(len(before.authors.value_ids), -1, dtype=np.int64)
+    earlier[:] = split_before.group
+    changed = np.zeros(len(ev.authors.labels), dtype=np.bool_)
+    changed[ev.authors.ids_by_key[name.lower()]] = True
+    split = people.split(ev, labels=changed, earlier=earlier)
+    return ev, split, profiles_of(before, split_before, name)
+
+
+def test_an_updates_new_records_join_the_earlier_people_or_make_their_own() -> None:
+    batch = [
+        (["Yang You", "James Demmel"], ["cs.LG"], f"{BATCH} one"),
+        (["Yang You", "James Demmel", "Kurt Keutzer"], ["cs.LG"], f"{BATCH} two"),
+        (["Yang You", "Kurt Keutzer"], ["cs.LG", "cs.DC"], f"{BATCH} three"),
+    ]
+    calorimeter = [
+        (["Yang You", "Nikolaos Dimopoulos"], ["physics.ins-det"], f"{CALORIMETER} one"),
+        (["Yang You", "Nikolaos Dimopoulos", "Le Xiao"], ["physics.ins-det"], CALORIMETER),
+    ]
+    records = [*batch, *calorimeter, *filler(40)]
+    first = len(records)
+    records += [
+        # A shared co-author: the first person's.
+        (["Yang You", "Kurt Keutzer", "Ana Ruiz"], ["cs.LG"], f"{BATCH} four"),
+        # No co-author shared, the words and subject of the second.
+        (["Yang You", "Rita Moreno"], ["physics.ins-det"], f"{CALORIMETER} three"),
+        # Neither: a person of its own.
+        (["Yang You", "Pablo Neruda"], ["q-bio.GN"], f"{GENOMES} one"),
+        (["Yang You", "Pablo Neruda"], ["q-bio.GN"], f"{GENOMES} two"),
+    ]
+    ev, split, earlier = _with_earlier(records, first, "Yang You")
+    groups = profiles_of(ev, split, "Yang You")
+    assert len(set(earlier[:3])) == len(set(earlier[3:])) == 1 and earlier[0] != earlier[3]
+    assert len(set(groups[:3])) == 1 and len(set(groups[3:5])) == 1
+    assert groups[0] != groups[3]
+    assert groups[5] == groups[0]
+    assert groups[6] == groups[3]
+    assert groups[7] == groups[8] and groups[7] not in (groups[0], groups[3])
+
+
+def test_an_update_never_joins_two_earlier_people_by_likeness() -> None:
+    alike = [(["Yang You", f"Coauthor Number{i}"], ["cs.LG"], f"{BATCH} {i}") for i in range(4)]
+    records = [*alike, *filler(40)]
+    whole = evidence(records)
+    assert len(set(profiles_of(whole, people.split(whole), "Yang You"))) == 1
+    # Earlier split in two (as a build with other evidence might have), and a record added.
+    before = people.split(whole)
+    records.append((["Yang You", "Coauthor Number9"], ["cs.LG"], f"{BATCH} again"))
+    ev = evidence(records)
+    earlier = np.asarray(before.group, dtype=np.int64).copy()
+    entries = np.flatnonzero(whole.authors.value_ids == whole.authors.ids_by_key["yang you"])
+    earlier[entries[2:]] = int(before.group.max()) + 1
+    changed = np.zeros(len(ev.authors.labels), dtype=np.bool_)
+    changed[ev.authors.ids_by_key["yang you"]] = True
+    groups = profiles_of(ev, people.split(ev, labels=changed, earlier=earlier), "Yang You")
+    assert groups[0] == groups[1] and groups[2] == groups[3] and groups[0] != groups[2]
+    assert groups[4] in (groups[0], groups[2])  # the new record joins one of them
+
+
+def test_the_initials_and_full_names_that_stand_for_each_other_are_found_at_once() -> None:
+    names = [
+        "V. Patel", "V. M. Patel", "V. K. Patel", "Patel, V.", "Vishal Patel",
+        "Vishal M. Patel", "Vikram Manu Patel", "Vishal K. Patel", "Vera Patel",
+        "J.-P. Dupont", "J. Dupont", "Jean-Pierre Dupont", "Jean Paul Dupont", "Jean Dupont",
+        "Y. Liu", "Yang Liu", "Yi Liu", "Y. L. Liu", "Ying-Lan Liu", "Plato",
+        "W. van der Berg", "Willem van der Berg",
+    ]  # fmt: skip
+    compatible = people._Compatible(names)
+    initials: list[tuple[int, tuple[str, str]]] = []
+    full_by_key: dict[tuple[str, str], list[int]] = {}
+    for label_id, label in enumerate(names):
+        forms = people.name_forms(label)
+        if forms is None:
+            continue
+        if forms[2]:
+            initials.append((label_id, forms[:2]))
+        else:
+            full_by_key.setdefault(forms[:2], []).append(label_id)
+    one_by_one = {
+        (label_id, full)
+        for label_id, key in initials
+        for full in full_by_key.get(key, ())
+        if people._Compatible(names)(label_id, full)
+    }
+    found = compatible.pairs(initials, full_by_key)
+    assert sorted(map(tuple, found.tolist())) == sorted(one_by_one)
+    assert (names.index("V. M. Patel"), names.index("Vikram Manu Patel")) in one_by_one
+    assert (names.index("V. K. Patel"), names.index("Vishal M. Patel")) not in one_by_one
+    assert len(one_by_one) >= 10
+
+
 @pytest.mark.parametrize(
     ("label", "forms"),
     [

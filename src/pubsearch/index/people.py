@@ -38,6 +38,7 @@ from pubsearch.index.peopleevidence import (
     GroupVectors,
     PairModel,
     name_forms,
+    run_pairs,
     upper,
 )
 
@@ -109,11 +110,19 @@ class Split:
 
 
 def split(
-    evidence: Evidence, settings: Settings | None = None, labels: BoolArray | None = None
+    evidence: Evidence,
+    settings: Settings | None = None,
+    labels: BoolArray | None = None,
+    earlier: IntArray | None = None,
 ) -> Split:
     """Every author name of ``evidence`` split into people (see the module's doc); with
-    ``labels`` (by name id), only those names are split, each other name being one
-    profile."""
+    ``labels`` (by name id), only those names are split, the other names' entries being
+    in no profile (-1: an update keeps their earlier people).
+
+    ``earlier`` (an update's): the person of each of the first entries in the generation
+    it extends (-1: none). A split name's earlier people stay as they were, each one group:
+    its new records join them (by a shared co-author, which can join two of them, or by
+    likeness) or make people of their own, and no two earlier people are compared."""
     settings = settings or Settings()
     authors = evidence.authors
     n_labels = len(authors.labels)
@@ -124,8 +133,13 @@ def split(
     splitting = per_label >= 2
     if labels is not None:
         splitting &= labels
-    component = _components(evidence, alive, splitting, per_label, settings)
-    group, how, confidence = _grouped(evidence, component, alive, splitting, settings)
+        alive = alive & labels[value]
+    held = np.zeros(len(value), dtype=np.bool_)  # entries in an earlier person
+    if earlier is not None:
+        held[: len(earlier)] = earlier >= 0
+        held &= alive
+    component = _components(evidence, alive, splitting, per_label, settings, earlier, held)
+    group, how, confidence = _grouped(evidence, component, alive, held, settings)
     return Split(group, how, confidence)
 
 
@@ -135,8 +149,11 @@ def _components(
     splitting: BoolArray,
     per_label: IntArray,
     settings: Settings,
+    earlier: IntArray | None = None,
+    held: BoolArray | None = None,
 ) -> IntArray:
-    """Each entry's group by co-authors (entries of a name not split: one group)."""
+    """Each entry's group by co-authors (entries of a name not split: one group; those of
+    one earlier person, ``held``: one group)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -167,6 +184,15 @@ def _components(
     chained = value[whole][1:] == value[whole][:-1]
     edge_a.append(whole[:-1][chained])
     edge_b.append(whole[1:][chained])
+    if earlier is not None and held is not None:
+        # An earlier person's entries of one name: a chain too.
+        kept = np.flatnonzero(held)
+        key = earlier[kept] * len(per_label) + value[kept]
+        order = np.argsort(key, kind="stable")
+        kept = kept[order]
+        same_person = np.diff(key[order]) == 0
+        edge_a.append(kept[:-1][same_person])
+        edge_b.append(kept[1:][same_person])
     a, b = np.concatenate(edge_a), np.concatenate(edge_b)
     graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(entries, entries))
     _, component = connected_components(graph, directed=False)
@@ -178,11 +204,12 @@ def _grouped(
     evidence: Evidence,
     component: IntArray,
     alive: BoolArray,
-    splitting: BoolArray,
+    held: BoolArray,
     settings: Settings,
 ) -> tuple[IntArray, UInt8Array, FloatArray]:
     """The co-author groups of each name joined by their words and subjects into
-    profiles (see the module's doc)."""
+    profiles (see the module's doc); groups holding an entry of an earlier person
+    (``held``) are not compared with each other."""
     authors = evidence.authors
     value = authors.value_ids.astype(np.int64)
     entries = len(value)
@@ -198,8 +225,10 @@ def _grouped(
     how[live_entries[several[comp_of] & (comp_size[comp_of] >= 2)]] = COAUTHORS
     final = np.arange(len(comps), dtype=np.int64)
     if several.any():
+        fixed = np.zeros(len(comps), dtype=np.bool_)
+        fixed[comp_of[held[live_entries]]] = True
         final, comp_how, comp_conf = _join_groups(
-            evidence, live_entries, comp_of, comp_label, comp_size, several, settings
+            evidence, live_entries, comp_of, comp_label, comp_size, several, settings, fixed
         )
         moved = comp_how[comp_of] != ONLY
         how[live_entries[moved]] = comp_how[comp_of][moved]
@@ -223,9 +252,11 @@ def _join_groups(
     comp_size: IntArray,
     several: BoolArray,
     settings: Settings,
+    fixed: BoolArray,
 ) -> tuple[IntArray, UInt8Array, FloatArray]:
     """Which profile each co-author group is in (a group's number: the first group of
-    it), how it got there, how sure; for the groups of names with several."""
+    it), how it got there, how sure; for the groups of names with several. Two ``fixed``
+    groups (earlier people) are never joined by likeness, nor compared."""
     ncomps = len(comp_label)
     wanted = np.flatnonzero(several)
     chosen = several[comp_of]
@@ -259,10 +290,14 @@ def _join_groups(
     conf = np.ones(ncomps, dtype=np.float32)
     best = np.zeros(ncomps, dtype=np.float32)
     # A lone record that says too little goes to the profile most like it.
-    few = (comp_size == 1) & several & (words_count < settings.few_words)
+    few = (comp_size == 1) & several & (words_count < settings.few_words) & ~fixed
     # A batch's groups numbered from 0, their vectors made for the batch alone.
     position = np.full(ncomps, -1, dtype=np.int64)
     counts = sizes * (sizes - 1) // 2
+    if fixed.any():
+        # Pairs of two earlier people are listed, not compared: they weigh an eighth.
+        held = np.add.reduceat(fixed[order].astype(np.int64), starts) if len(order) else sizes
+        counts = counts - held * (held - 1) // 2 + held * (held - 1) // 16
     first = 0
     while first < len(starts):
         # Runs whole, as many as make at most ``pair_batch`` pairs (one at least).
@@ -276,11 +311,18 @@ def _join_groups(
         vectors = GroupVectors.of(
             evidence, entry_of[mine], position[group_of[mine]], len(batch_groups)
         )
-        at_left, at_right, features = vectors.run_features(
-            starts[batch] - starts[first], sizes[batch]
-        )
+        if fixed[batch_groups].any():
+            # Only the pairs of a new group: two earlier people never join by likeness.
+            at_left, at_right = run_pairs(starts[batch] - starts[first], sizes[batch])
+            new = ~(fixed[batch_groups[at_left]] & fixed[batch_groups[at_right]])
+            sims = np.full(len(at_left), -np.inf, dtype=np.float32)
+            sims[new] = settings.model.probability(vectors.features(at_left[new], at_right[new]))
+        else:
+            at_left, at_right, features = vectors.run_features(
+                starts[batch] - starts[first], sizes[batch]
+            )
+            sims = settings.model.probability(features)
         left, right = batch_groups[at_left], batch_groups[at_right]
-        sims = settings.model.probability(features)
         position[batch_groups] = -1
         del vectors
         np.maximum.at(best, left, sims)
@@ -491,14 +533,12 @@ def join(
     live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(names)))
     full_by_key: dict[tuple[str, str], list[int]] = {}
     initials: list[tuple[int, tuple[str, str]]] = []
-    considered = live_labels.tolist()
-    parsed = evidence.parsed_names  # (each name read once, for the co-author forms too)
-    if labels is not None:  # only the names of a changed name's surname can join anew
-        changed = np.flatnonzero(labels[: len(names)]).tolist()
-        surnames = {forms[0] for forms in map(parsed.__getitem__, changed) if forms}
-        considered = [i for i in considered if (forms := parsed[i]) and forms[0] in surnames]
-    for label_id in considered:
-        forms = parsed[label_id]
+    if labels is not None:  # only the names of a changed name's form can join anew
+        keys = evidence.form_keys
+        changed = np.flatnonzero(labels[: len(names)])
+        live_labels = live_labels[np.isin(keys[live_labels], keys[changed])]
+    for label_id in live_labels.tolist():
+        forms = evidence.parsed(label_id)
         if forms is None:
             continue
         key = (forms[0], forms[1])
@@ -512,24 +552,17 @@ def join(
             for label_id, key in initials
             if labels[label_id] or any(labels[full] for full in full_by_key.get(key, ()))
         ]
-    compatible = _Compatible(names)
-    candidates = [
-        (label_id, full)
-        for label_id, key in initials
-        for full in full_by_key.get(key, ())
-        if compatible(label_id, full)
-    ]
-    if not candidates:
+    pairs = _Compatible(names).pairs(initials, full_by_key)
+    if not len(pairs):
         return target
     # The profiles of the names involved (name by name, each name's in order).
-    involved = np.unique(np.asarray(candidates, dtype=np.int64).ravel())
+    involved = np.unique(pairs.ravel())
     entries = np.flatnonzero(np.isin(value, involved) & (group >= 0))
     groups = split_of.groups
     codes = np.unique(value[entries] * groups + group[entries])
     profile_name, profile = np.divmod(codes, groups)
     name_of = np.full(groups, -1, dtype=np.int64)
     name_of[profile] = profile_name
-    pairs = np.asarray(candidates, dtype=np.int64)
     # Likeness only where the initials stand for few full names (Y. Liu's dozens of Yang,
     # Yi and Yu Liu: a shared co-author or nothing).
     choices = np.bincount(pairs[:, 0])
@@ -680,6 +713,67 @@ class _Compatible:
             read = self._names[label_id] = (name, letters, initials)
         return read
 
+    def pairs(
+        self,
+        initials: Sequence[tuple[int, tuple[str, str]]],
+        full_by_key: dict[tuple[str, str], list[int]],
+    ) -> IntArray:
+        """Every (initials' name, full name) of one key (``initials``: names and keys;
+        ``full_by_key``: the full names of each key) where the one stands for the other
+        (rows ``initials, full``): each distinct pair of given names and letters read
+        once, whatever the count of pairs (millions, of a common surname's names)."""
+        keys: dict[tuple[str, str], int] = {}
+        full_key: list[int] = []
+        full_ids: list[int] = []
+        for key, fulls in full_by_key.items():
+            number = keys.setdefault(key, len(keys))
+            full_key += [number] * len(fulls)
+            full_ids += fulls
+        left_ids = [label_id for label_id, key in initials if key in keys]
+        left_key = np.asarray([keys[key] for _, key in initials if key in keys], dtype=np.int64)
+        fulls_sorted = np.asarray(full_ids, dtype=np.int64)[np.argsort(full_key, kind="stable")]
+        key_starts = np.searchsorted(np.sort(np.asarray(full_key, dtype=np.int64)), left_key)
+        counts = np.bincount(np.asarray(full_key, dtype=np.int64), minlength=len(keys))
+        counts = counts[left_key] if len(left_key) else counts[:0]
+        left = np.repeat(np.asarray(left_ids, dtype=np.int64), counts)
+        within = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts)
+        right = fulls_sorted[np.repeat(key_starts, counts) + within]
+        if not len(left):
+            return np.zeros((0, 2), dtype=np.int64)
+        # Each name read once: the numbers of its given names, letters and surname.
+        given: dict[Any, int] = {}
+        letters: dict[Any, int] = {}
+        surnames: dict[Any, int] = {}
+        names = np.unique(np.concatenate([left, right]))
+        given_of = np.empty(len(names), dtype=np.int64)
+        letters_of = np.empty(len(names), dtype=np.int64)
+        surname_of = np.empty(len(names), dtype=np.int64)
+        only_initials = np.empty(len(names), dtype=np.bool_)
+        has_surname = np.empty(len(names), dtype=np.bool_)
+        for at, label_id in enumerate(names.tolist()):
+            name, its_letters, all_initials = self._name(label_id)
+            given_of[at] = given.setdefault(name.given, len(given))
+            letters_of[at] = letters.setdefault(its_letters, len(letters))
+            surname_of[at] = surnames.setdefault(name.surname, len(surnames))
+            only_initials[at] = all_initials
+            has_surname[at] = bool(name.surname)
+        a, b = np.searchsorted(names, left), np.searchsorted(names, right)
+        # Where __call__ keeps its answer by the given names and letters (initials only,
+        # one surname), each distinct pair of them is read once.
+        kept = only_initials[a] & has_surname[b] & (surname_of[a] == surname_of[b])
+        ok = np.zeros(len(left), dtype=np.bool_)
+        codes = given_of[a[kept]] * len(letters) + letters_of[b[kept]]
+        unique_codes, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        where = np.flatnonzero(kept)
+        answers = np.asarray(
+            [self(int(left[where[i]]), int(right[where[i]])) for i in first.tolist()],
+            dtype=np.bool_,
+        )
+        ok[where] = answers[inverse] if len(unique_codes) else ok[where]
+        for i in np.flatnonzero(~kept).tolist():
+            ok[i] = self(int(left[i]), int(right[i]))
+        return np.column_stack([left[ok], right[ok]])
+
     def __call__(self, initials: int, full: int) -> bool:
         (typed, _, all_initials), (recorded, letters, _) = self._name(initials), self._name(full)
         if not all_initials or not recorded.surname or typed.surname != recorded.surname:
@@ -706,7 +800,9 @@ def _shared_coauthors(
     per_label = np.bincount(value[alive], minlength=len(authors.labels))
     sizes = np.diff(authors.offsets)
     usable = (
-        alive & (per_label[value] <= settings.coauthor_max) & (sizes[docs] <= settings.max_authors)
+        evidence.rows[docs]
+        & (per_label[value] <= settings.coauthor_max)
+        & (sizes[docs] <= settings.max_authors)
     )
     incidence = csr_matrix(
         (np.ones(int(usable.sum()), dtype=np.float32), (docs[usable], value[usable])),

@@ -26,6 +26,7 @@ three real authors renamed to one name) drawn apart from the ones it reports on
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,22 +106,31 @@ class PairModel:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the records of an index say of their authors, as the splitter reads it."""
+    """What the records of an index say of their authors, as the splitter reads it.
+
+    An update's evidence (``changed``: the names whose records it changed) makes the rows
+    of its matrices only for the documents it needs (:attr:`rows`: those of the changed
+    names and of the names of their written forms, which they may join); words are still
+    weighed by every live document. ``known_keys``: the names' :func:`form_key` as an
+    earlier build worked them out (the first names, by id), so that only the names added
+    since are read."""
 
     authors: MultiValued
     subjects: MultiValued
     live: BoolArray
     words: DocWords
+    changed: BoolArray | None = None
+    known_keys: IntArray | None = None
 
     @cached_property
     def word_matrix(self) -> Any:
         """Documents x words (see :func:`_word_matrix`), made once."""
-        return _word_matrix(self.words, self.live)
+        return _word_matrix(self.words, self.live, self.rows)
 
     @cached_property
     def subject_matrix(self) -> Any:
         """Documents x subjects (see :func:`_subject_matrix`), made once."""
-        return _subject_matrix(self.subjects, len(self.live))
+        return _subject_matrix(self.subjects, len(self.live), self.rows)
 
     @cached_property
     def labels(self) -> list[str]:
@@ -128,29 +138,58 @@ class Evidence:
         return list(self.authors.labels)
 
     @cached_property
-    def parsed_names(self) -> list[tuple[str, str, bool] | None]:
-        """Each author name's :func:`name_forms` (by name id), read once."""
-        return [name_forms(label) for label in self.labels]
+    def _parsed(self) -> dict[int, tuple[str, str, bool] | None]:
+        return {}
+
+    def parsed(self, label_id: int) -> tuple[str, str, bool] | None:
+        """The author name ``label_id``'s :func:`name_forms`, read once."""
+        cache = self._parsed
+        if label_id not in cache:
+            cache[label_id] = name_forms(self.labels[label_id])
+        return cache[label_id]
+
+    @cached_property
+    def form_keys(self) -> IntArray:
+        """Each author name's :func:`form_key` (by name id)."""
+        count = len(self.authors.labels)
+        known = self.known_keys
+        have = 0 if known is None else min(len(known), count)
+        keys = np.empty(count, dtype=np.int64)
+        if have and known is not None:
+            keys[:have] = known[:have]
+        for label_id in range(have, count):
+            keys[label_id] = form_key(self.labels[label_id], self.parsed(label_id))
+        return keys
 
     @cached_property
     def forms(self) -> IntArray:
         """Each author name's written form (by name id): the number of its surname and
         first initial (``J. Smith`` and ``John Smith`` one form), or of the name itself
         when it is one word."""
-        numbers: dict[tuple[str, str], int] = {}
-        result = np.empty(len(self.labels), dtype=np.int64)
-        for label_id, (label, parsed) in enumerate(
-            zip(self.labels, self.parsed_names, strict=True)
-        ):
-            key = (parsed[0], parsed[1]) if parsed else (label.lower(), "")
-            result[label_id] = numbers.setdefault(key, len(numbers))
+        result: IntArray = np.unique(self.form_keys, return_inverse=True)[1].astype(np.int64)
+        return result
+
+    @cached_property
+    def rows(self) -> BoolArray:
+        """The documents whose rows the matrices hold: the live ones, and of an update's
+        evidence only those of its changed names and of their forms' names."""
+        if self.changed is None:
+            return self.live
+        keys = self.form_keys
+        near = np.isin(keys, np.unique(keys[np.flatnonzero(self.changed[: len(keys)])]))
+        near[: len(self.changed)] |= self.changed[: len(near)]
+        value = self.authors.value_ids.astype(np.int64)
+        rows = np.zeros(len(self.live), dtype=np.bool_)
+        rows[self.authors.doc_of_entry[near[value]]] = True
+        result: BoolArray = rows & self.live
         return result
 
     @cached_property
     def form_incidence(self) -> Any:
         """Documents x written forms (1 where a form is an author of the document, on
         records of at most :data:`MAX_AUTHORS` authors), each form's column scaled by the
-        square root of its weight (``1 / log(1 + its live entries)``)."""
+        square root of its weight (``1 / log(1 + its live entries)``); rows only for
+        :attr:`rows`."""
         from scipy.sparse import csr_matrix
 
         authors = self.authors
@@ -159,7 +198,7 @@ class Evidence:
         alive = self.live[docs]
         count = np.bincount(form[alive], minlength=int(self.forms.max(initial=-1)) + 1)
         weight = np.sqrt(1.0 / np.log1p(np.maximum(count, 1)))
-        usable = alive & (np.diff(authors.offsets)[docs] <= MAX_AUTHORS)
+        usable = self.rows[docs] & (np.diff(authors.offsets)[docs] <= MAX_AUTHORS)
         matrix = csr_matrix(
             (weight[form[usable]].astype(np.float32), (docs[usable], form[usable])),
             shape=(len(self.live), len(count)),
@@ -315,20 +354,34 @@ def name_forms(label: str) -> tuple[str, str, bool] | None:
     return surname, parts[0][0].lower(), all(len(p) == 1 for p in parts)
 
 
-def _word_matrix(words: DocWords, live: BoolArray) -> Any:
+def form_key(label: str, parsed: tuple[str, str, bool] | None) -> int:
+    """A 64-bit number of a name's written form (``parsed``: its :func:`name_forms`), the
+    same in every process: of its surname and first initial, or of the name itself (lower
+    case) when it has no initial."""
+    key = f"{parsed[0]}{_KEY_SEP}{parsed[1]}" if parsed else label.lower()
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+_KEY_SEP = "\x1f"
+
+
+def _word_matrix(words: DocWords, live: BoolArray, rows: BoolArray | None = None) -> Any:
     """Documents x words: each document's words weighed by their idf, rows of length 1
     (words on one live document, on more than a twentieth of them and more than
-    :data:`_COMMON_FLOOR`, or among :mod:`pubsearch.index.commonwords`' weigh nothing)."""
+    :data:`_COMMON_FLOOR`, or among :mod:`pubsearch.index.commonwords`' weigh nothing);
+    with ``rows``, only those documents' rows hold words (the idf is the live ones')."""
     from scipy.sparse import csr_matrix
 
     lengths = np.diff(words.offsets)
     # Made as CSR from the words' own offsets, in 32-bit arrays: at a million records, a
     # hundred million words, whose COO form (64-bit rows and columns) took gigabytes more.
-    keep = np.repeat(live, lengths)
     # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
     # with bincount rather than sorted.
     inverse = (words.hashes & (_BUCKETS - 1)).astype(np.int32)
-    df = np.bincount(inverse[keep], minlength=_BUCKETS)
+    every = bool(live.all())
+    live_words = None if every else np.repeat(live, lengths)
+    df = np.bincount(inverse if live_words is None else inverse[live_words], minlength=_BUCKETS)
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
@@ -337,16 +390,25 @@ def _word_matrix(words: DocWords, live: BoolArray) -> Any:
     weighing = np.flatnonzero(idf)
     column = np.full(_BUCKETS, -1, dtype=np.int32)
     column[weighing] = np.arange(len(weighing), dtype=np.int32)
+    # The words of the rows filled (an update's: a few of them) are looked up alone.
+    if rows is not None and rows is not live:
+        filled = np.repeat(rows & live, lengths)
+    else:
+        filled = live_words if live_words is not None else np.ones(len(inverse), dtype=np.bool_)
+    del live_words
+    inverse = inverse[filled]
     cols = column[inverse]
-    used = keep & (cols >= 0)
-    del keep
-    data = idf[inverse[used]]
-    del inverse
-    indices = cols[used]
-    del cols
-    before = np.concatenate([[0], np.cumsum(used, dtype=np.int64)])
-    indptr = before[words.offsets.astype(np.int64)]
-    del before, used
+    weighs = cols >= 0
+    data = idf[inverse[weighs]]
+    indices = cols[weighs]
+    del inverse, cols
+    used = filled
+    used[filled] = weighs
+    del weighs
+    counter = np.int32 if len(used) < 2**31 else np.int64
+    before = np.concatenate([np.zeros(1, dtype=counter), np.cumsum(used, dtype=counter)])
+    indptr = before[words.offsets.astype(np.int64)].astype(np.int64)
+    del before, used, filled
     matrix = csr_matrix(
         (data, indices, indptr), shape=(len(lengths), max(len(weighing), 1)), copy=False
     )
@@ -363,8 +425,9 @@ def _common_buckets() -> IntArray:
     return result
 
 
-def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
-    """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight)."""
+def _subject_matrix(subjects: MultiValued, ndocs: int, rows: BoolArray | None = None) -> Any:
+    """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight); with
+    ``rows``, only those documents' rows."""
     from scipy.sparse import csr_matrix
 
     labels = subjects.labels
@@ -378,11 +441,13 @@ def _subject_matrix(subjects: MultiValued, ndocs: int) -> Any:
     )
     value = subjects.value_ids.astype(np.int64)
     docs = subjects.doc_of_entry.astype(np.int64)
-    rows = np.concatenate([docs, docs])
+    if rows is not None:
+        value, docs = value[rows[docs]], docs[rows[docs]]
+    at = np.concatenate([docs, docs])
     cols = np.concatenate([value, archive_of[value] if len(value) else value])
     data = np.concatenate([np.ones(len(value)), np.full(len(value), 0.5)]).astype(np.float32)
     shape = (ndocs, len(labels) + len(archive_ids))
-    return _unit_rows(csr_matrix((data, (rows, cols)), shape=shape))
+    return _unit_rows(csr_matrix((data, (at, cols)), shape=shape))
 
 
 def _unit_rows(matrix: Any) -> Any:

@@ -9,7 +9,10 @@ person's records do (a new record with a smaller id, or records moving between p
 change it).
 
 An update splits again only the names whose records changed (new records, or records
-removed); the others keep their people and ids, and joins are worked out again.
+removed), and those only as far as their new records go: a changed name's earlier people
+stay as they were (its new records join them, or make people of their own); the other
+names keep their people and ids; and the joins of the changed names' forms are worked
+out again. A rebuild splits every name afresh.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ class PeopleTable:
     # table saved without them.
     by_name: npt.NDArray[np.int32] | None = None
     by_person: npt.NDArray[np.int32] | None = None
+    # Each author name's written form (peopleevidence.form_key, by name id), so that an
+    # update reads only the names added since; None in a table saved without them.
+    name_keys: IntArray | None = None
 
     @classmethod
     def build(
@@ -68,39 +74,45 @@ class PeopleTable:
         """The people of ``table``'s authors (``words``: each document's record id and
         words). With ``previous`` (the table of the generation this one extends: the same
         entries first, none renumbered), only the names whose records changed are split
-        again; ``words`` need then hold only their documents' words and ids."""
-        evidence = people.Evidence(table.authors, table.subjects, table.live, words)
+        again, and only the documents of those names and of their written forms are
+        read."""
         value = table.authors.value_ids.astype(np.int64)
         docs = table.authors.doc_of_entry.astype(np.int64)
         changed = None if previous is None else changed_labels(table, previous)
-        split = people.split(evidence, settings, changed)
+        known = None if previous is None else previous.name_keys
+        evidence = people.Evidence(
+            table.authors, table.subjects, table.live, words, changed=changed, known_keys=known
+        )
+        before = None if previous is None else np.asarray(previous.person, dtype=np.int64)
+        split = people.split(evidence, settings, changed, before)
         group, how, confidence = split.group, split.how, split.confidence
-        kept_id: dict[int, str] = {}
-        if previous is not None and changed is not None:
-            old = len(previous.person)
-            keep = np.zeros(len(value), dtype=np.bool_)
-            keep[:old] = ~changed[value[:old]] & (previous.person >= 0) & (group[:old] >= 0)
+        # Each group's earlier person (-1: a group made now).
+        earlier = np.zeros(0, dtype=np.int64)
+        if previous is not None and before is not None and changed is not None:
+            old = len(before)
+            was = np.zeros(len(value), dtype=np.bool_)
+            was[:old] = (before >= 0) & table.live[docs[:old]]
+            keep = was & ~changed[value]
             group = group.copy()
             # Kept people after the new ones, by their old number.
             made = split.groups
-            group[keep] = made + previous.person[keep[:old]]
+            group[keep] = made + before[keep[:old]]
+            # Entries that stay where they were keep how they got there.
             how, confidence = how.copy(), confidence.copy()
-            how[keep] = previous.how[keep[:old]]
-            confidence[keep] = previous.confidence[keep[:old]]
-            for number in np.unique(previous.person[keep[:old]]).tolist():
-                kept_id[made + number] = previous.ids[number]
+            how[was] = previous.how[was[:old]]
+            confidence[was] = previous.confidence[was[:old]]
         live = group >= 0
         numbers, dense = np.unique(group[live], return_inverse=True)
         group = np.full(len(group), -1, dtype=np.int64)
         group[live] = dense
-        kept_id = {
-            int(i): kept_id[int(n)] for i, n in enumerate(numbers.tolist()) if int(n) in kept_id
-        }
+        if previous is not None and changed is not None:
+            earlier = np.where(numbers >= split.groups, numbers - split.groups, -1)
         regrouped = people.Split(group, how, confidence)
         target = people.join(evidence, regrouped, settings, changed)
         person = np.full(len(group), -1, dtype=np.int64)
         people_numbers, person[live] = np.unique(target[group[live]], return_inverse=True)
-        ids = _ids(table, words, person, value, docs, kept_id, target, people_numbers)
+        old_ids = () if previous is None else previous.ids
+        ids = _ids(table, words, person, value, docs, earlier, old_ids, target, people_numbers)
         return cls(
             person.astype(np.int32),
             how,
@@ -108,6 +120,7 @@ class PeopleTable:
             ids,
             by_name=np.argsort(value, kind="stable").astype(np.int32),
             by_person=np.argsort(person, kind="stable").astype(np.int32),
+            name_keys=evidence.form_keys,
         )
 
     def save(self, directory: Path, generation: int) -> None:
@@ -115,7 +128,11 @@ class PeopleTable:
         packed = np.frombuffer(_SEPARATOR.join(self.ids).encode("utf-8"), dtype=np.uint8)
         orders = {
             name: array
-            for name, array in (("by_name", self.by_name), ("by_person", self.by_person))
+            for name, array in (
+                ("by_name", self.by_name),
+                ("by_person", self.by_person),
+                ("name_keys", self.name_keys),
+            )
             if array is not None
         }
         npzfiles.save_arrays(
@@ -152,7 +169,16 @@ class PeopleTable:
             orders = [data.get(name) for name in ("by_name", "by_person")]
             if any(order is not None and len(order) != entries for order in orders):
                 return None
-            return cls(data["person"], data["how"], data["confidence"], ids, *orders)
+            keys = data.get("name_keys")
+            return cls(
+                data["person"],
+                data["how"],
+                data["confidence"],
+                ids,
+                by_name=orders[0],
+                by_person=orders[1],
+                name_keys=keys,
+            )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
 
@@ -244,28 +270,29 @@ def _ids(
     person: IntArray,
     value: IntArray,
     docs: IntArray,
-    kept: dict[int, str],
+    earlier: IntArray,
+    old_ids: Sequence[str],
     target: IntArray,
     numbers: IntArray,
 ) -> tuple[str, ...]:
-    """Each person's id (see the module's doc); a person wholly of kept people keeps its
-    id."""
+    """Each person's id (see the module's doc): a person whose first group (the one the
+    others joined) was an earlier person (``earlier``, by group: its number in
+    ``old_ids``, else -1) keeps that person's id."""
     count = len(numbers)
-    ids: list[str | None] = [None] * count
-    if kept:
-        groups = np.fromiter(kept, dtype=np.int64, count=len(kept))
-        roots = target[groups]
-        found = np.searchsorted(numbers, roots)  # each kept group's person, at once
-        olds = list(kept.values())
-        for at in np.flatnonzero(roots == groups).tolist():
-            number = int(found[at])
-            if ids[number] is None:
-                ids[number] = olds[at]
+    ids = np.full(count, None, dtype=object)
+    need = np.ones(count, dtype=np.bool_)
+    groups = np.flatnonzero(earlier >= 0)
+    roots = groups[target[groups] == groups]
+    if len(roots):
+        # (Each id decoded once, not one by one: millions of kept people at 1M records.)
+        olds = np.asarray(tuple(old_ids), dtype=object)
+        at = np.searchsorted(numbers, roots)
+        ids[at] = olds[earlier[roots]]
+        need[at] = False
     live = np.flatnonzero(person >= 0)
-    need = np.asarray([i is None for i in ids], dtype=np.bool_)
     entries = live[need[person[live]]]
     if len(entries):
-        labels = list(table.authors.labels)
+        labels = table.authors.labels
         size = len(labels)
         # The commonest written form of each person (ties: the first name id).
         pairs = person[entries] * size + value[entries]
@@ -274,20 +301,22 @@ def _ids(
         owners = forms[order] // size
         first = np.r_[True, owners[1:] != owners[:-1]]
         main = dict(zip(owners[first].tolist(), (forms[order][first] % size).tolist(), strict=True))
-        # Its smallest record id: the documents ranked by their ids once.
-        record_ids = np.asarray(words.ids + ("",) * max(0, table.size - len(words.ids)))
+        # Its smallest record id: the documents involved ranked by their ids once.
+        involved = np.unique(docs[entries])
+        known = len(words.ids)
+        record_ids = np.asarray([words.ids[d] if d < known else "" for d in involved.tolist()])
         order = np.argsort(record_ids, kind="stable")
+        rank = np.empty(len(involved), dtype=np.int64)
+        rank[order] = np.arange(len(involved))
+        rank[record_ids == ""] = len(involved)  # no id: last
         in_order = record_ids[order]
-        rank = np.empty(len(record_ids), dtype=np.int64)
-        rank[order] = np.arange(len(record_ids))
-        rank[record_ids == ""] = len(record_ids)  # no id: last
-        smallest = np.full(len(ids), len(record_ids), dtype=np.int64)
-        np.minimum.at(smallest, person[entries], rank[docs[entries]])
+        smallest = np.full(count, len(involved), dtype=np.int64)
+        np.minimum.at(smallest, person[entries], rank[np.searchsorted(involved, docs[entries])])
         for number, label in main.items():
             at = int(smallest[number])
-            record = str(in_order[at]) if at < len(record_ids) else ""
+            record = str(in_order[at]) if at < len(involved) else ""
             ids[number] = person_id(labels[label], record)
-    return tuple(i or f"person-{n}" for n, i in enumerate(ids))
+    return tuple(i or f"person-{n}" for n, i in enumerate(ids.tolist()))
 
 
 def person_id(name: str, record_id: str) -> str:
