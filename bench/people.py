@@ -568,7 +568,7 @@ def natural_joins(
     }
     positive: list[tuple[int, int, str]] = []
     negative: list[tuple[int, int]] = []
-    compatible = people._Compatible(labels)
+    compatible = peopleevidence.Compatible(labels)
     for label_id, key in initials:
         fulls = [f for f in full_by_key.get(key, ()) if compatible(label_id, f)]
         if len(fulls) != 1:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from people_support import saved_tables
 
-from pubsearch.index import people, peoplewords, storage
+from pubsearch.index import people, peopleevidence, peoplewords, storage
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.facets import FacetTable, MultiValued
 from pubsearch.index.peopletable import PeopleTable, person_id
@@ -171,10 +171,16 @@ def test_an_updates_evidence_reads_only_what_its_names_need_and_finds_the_same()
     )
     # The names' forms an earlier build worked out are not read again, and are the same.
     known = people.Evidence(
-        whole.authors, whole.subjects, whole.live, whole.words, known_keys=whole.form_keys[:-3]
+        whole.authors,
+        whole.subjects,
+        whole.live,
+        whole.words,
+        known_keys=whole.form_keys[:-3],
+        known_kinds=whole.name_kinds[:-3],
     )
     assert np.array_equal(known.forms, whole.forms)
-    assert len(known._parsed) == 3
+    assert np.array_equal(known.name_kinds, whole.name_kinds)
+    assert known.names_read == 3 and whole.names_read == len(whole.labels)
 
 
 def _with_earlier(
@@ -252,7 +258,7 @@ def test_the_initials_and_full_names_that_stand_for_each_other_are_found_at_once
         "Y. Liu", "Yang Liu", "Yi Liu", "Y. L. Liu", "Ying-Lan Liu", "Plato",
         "W. van der Berg", "Willem van der Berg",
     ]  # fmt: skip
-    compatible = people._Compatible(names)
+    compatible = peopleevidence.Compatible(names)
     initials: list[tuple[int, tuple[str, str]]] = []
     full_by_key: dict[tuple[str, str], list[int]] = {}
     for label_id, label in enumerate(names):
@@ -267,9 +273,15 @@ def test_the_initials_and_full_names_that_stand_for_each_other_are_found_at_once
         (label_id, full)
         for label_id, key in initials
         for full in full_by_key.get(key, ())
-        if people._Compatible(names)(label_id, full)
+        if peopleevidence.Compatible(names)(label_id, full)
     }
-    found = compatible.pairs(initials, full_by_key)
+    ev = evidence([([name], [], "") for name in names])
+    keys, kinds = ev.form_keys, ev.name_kinds
+    assert [label for label, kind in zip(names, kinds, strict=True) if kind == 2] == ["Plato"]
+    short = np.flatnonzero(kinds == peopleevidence.INITIALS)
+    full = np.flatnonzero(kinds == peopleevidence.FULL)
+    assert short.tolist() == [label_id for label_id, _ in initials]
+    found = compatible.pairs(short, keys[short], full, keys[full])
     assert sorted(map(tuple, found.tolist())) == sorted(one_by_one)
     assert (names.index("V. M. Patel"), names.index("Vikram Manu Patel")) in one_by_one
     assert (names.index("V. K. Patel"), names.index("Vishal M. Patel")) not in one_by_one
@@ -568,7 +580,7 @@ def test_initials_stand_for_the_same_full_names_read_once_or_again() -> None:
         "Jean-Pierre Dupont",
         "Jean Dupont",
     ]
-    compatible = people._Compatible(names)
+    compatible = peopleevidence.Compatible(names)
     for _ in range(2):  # the second time from what the first kept
         for i, typed in enumerate(names):
             for j, recorded in enumerate(names):

@@ -24,7 +24,6 @@ confidence. A name whose records never split is one profile.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -33,7 +32,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.index.peopleevidence import (
+    FULL,
+    INITIALS,
     MAX_AUTHORS,
+    Compatible,
     Evidence,
     GroupVectors,
     PairModel,
@@ -531,28 +533,17 @@ def join(
     group = split_of.group
     target = np.arange(split_of.groups, dtype=np.int64)
     live_labels = np.flatnonzero(np.bincount(value[group >= 0], minlength=len(names)))
-    full_by_key: dict[tuple[str, str], list[int]] = {}
-    initials: list[tuple[int, tuple[str, str]]] = []
+    keys, kinds = evidence.form_keys, evidence.name_kinds
     if labels is not None:  # only the names of a changed name's form can join anew
-        keys = evidence.form_keys
         changed = np.flatnonzero(labels[: len(names)])
         live_labels = live_labels[np.isin(keys[live_labels], keys[changed])]
-    for label_id in live_labels.tolist():
-        forms = evidence.parsed(label_id)
-        if forms is None:
-            continue
-        key = (forms[0], forms[1])
-        if forms[2]:
-            initials.append((label_id, key))
-        else:
-            full_by_key.setdefault(key, []).append(label_id)
+    initials = live_labels[kinds[live_labels] == INITIALS]
+    fulls = live_labels[kinds[live_labels] == FULL]
     if labels is not None:
-        initials = [
-            (label_id, key)
-            for label_id, key in initials
-            if labels[label_id] or any(labels[full] for full in full_by_key.get(key, ()))
-        ]
-    pairs = _Compatible(names).pairs(initials, full_by_key)
+        # Initials changed, or of a key one of whose full names changed.
+        touched = np.unique(keys[fulls[labels[fulls]]])
+        initials = initials[labels[initials] | np.isin(keys[initials], touched)]
+    pairs = Compatible(names).pairs(initials, keys[initials], fulls, keys[fulls])
     if not len(pairs):
         return target
     # The profiles of the names involved (name by name, each name's in order).
@@ -575,13 +566,8 @@ def join(
     shared = _shared_coauthors(evidence, member, entries, group[entries], settings)
     # Co-authors shared, by every initials' profile with every full's profile of its key
     # (surname and initial): the product holds only the pairs that share one.
-    key_of: dict[tuple[str, str], int] = {}
     name_key = np.full(len(names), -1, dtype=np.int64)
-    for label_id, key in initials:
-        name_key[label_id] = key_of.setdefault(key, len(key_of))
-    for key, fulls in full_by_key.items():
-        if key in key_of:
-            name_key[fulls] = key_of[key]
+    name_key[involved] = np.unique(keys[involved], return_inverse=True)[1]
     lefts = np.unique(profile[np.isin(profile_name, pairs[:, 0])])
     rights = np.unique(profile[np.isin(profile_name, pairs[:, 1])])
     product = _shared_within_keys(
@@ -683,106 +669,6 @@ def _profile_pairs(
     left = profile[starts[which, 0] + within // across]
     right = profile[starts[which, 1] + within % across]
     return left, right
-
-
-class _Compatible:
-    """Whether a name of initials stands for a full one by the name rule (``V. M. Patel``
-    for ``Vishal M. Patel``, not for ``Vishal K. Patel``), by name id: each name read once.
-    Initials against a given name read only its words' (and their parts') first letters
-    (``v m`` stands for ``vishal m`` as for ``vikram manu``), so where the surnames are the
-    same the answer is kept by those letters: a common surname's initials and full forms
-    are millions of pairs."""
-
-    def __init__(self, labels: Sequence[str]) -> None:
-        from pubsearch.index.names import matches, recorded_name
-
-        self._labels = labels
-        self._matches = matches
-        self._read = recorded_name
-        self._names: dict[int, tuple[Any, tuple[tuple[str, ...], ...], bool]] = {}
-        self._kept: dict[tuple[Any, Any], bool] = {}
-
-    def _name(self, label_id: int) -> tuple[Any, tuple[tuple[str, ...], ...], bool]:
-        """The name read, its given names' letters, and whether they are all initials."""
-        read = self._names.get(label_id)
-        if read is None:
-            name = self._read(self._labels[label_id])
-            parts = [word.split("-") for word in name.given]
-            letters = tuple(tuple(part[:1] for part in word) for word in parts)
-            initials = all(len(part) == 1 for word in parts for part in word)
-            read = self._names[label_id] = (name, letters, initials)
-        return read
-
-    def pairs(
-        self,
-        initials: Sequence[tuple[int, tuple[str, str]]],
-        full_by_key: dict[tuple[str, str], list[int]],
-    ) -> IntArray:
-        """Every (initials' name, full name) of one key (``initials``: names and keys;
-        ``full_by_key``: the full names of each key) where the one stands for the other
-        (rows ``initials, full``): each distinct pair of given names and letters read
-        once, whatever the count of pairs (millions, of a common surname's names)."""
-        keys: dict[tuple[str, str], int] = {}
-        full_key: list[int] = []
-        full_ids: list[int] = []
-        for key, fulls in full_by_key.items():
-            number = keys.setdefault(key, len(keys))
-            full_key += [number] * len(fulls)
-            full_ids += fulls
-        left_ids = [label_id for label_id, key in initials if key in keys]
-        left_key = np.asarray([keys[key] for _, key in initials if key in keys], dtype=np.int64)
-        fulls_sorted = np.asarray(full_ids, dtype=np.int64)[np.argsort(full_key, kind="stable")]
-        key_starts = np.searchsorted(np.sort(np.asarray(full_key, dtype=np.int64)), left_key)
-        counts = np.bincount(np.asarray(full_key, dtype=np.int64), minlength=len(keys))
-        counts = counts[left_key] if len(left_key) else counts[:0]
-        left = np.repeat(np.asarray(left_ids, dtype=np.int64), counts)
-        within = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts)
-        right = fulls_sorted[np.repeat(key_starts, counts) + within]
-        if not len(left):
-            return np.zeros((0, 2), dtype=np.int64)
-        # Each name read once: the numbers of its given names, letters and surname.
-        given: dict[Any, int] = {}
-        letters: dict[Any, int] = {}
-        surnames: dict[Any, int] = {}
-        names = np.unique(np.concatenate([left, right]))
-        given_of = np.empty(len(names), dtype=np.int64)
-        letters_of = np.empty(len(names), dtype=np.int64)
-        surname_of = np.empty(len(names), dtype=np.int64)
-        only_initials = np.empty(len(names), dtype=np.bool_)
-        has_surname = np.empty(len(names), dtype=np.bool_)
-        for at, label_id in enumerate(names.tolist()):
-            name, its_letters, all_initials = self._name(label_id)
-            given_of[at] = given.setdefault(name.given, len(given))
-            letters_of[at] = letters.setdefault(its_letters, len(letters))
-            surname_of[at] = surnames.setdefault(name.surname, len(surnames))
-            only_initials[at] = all_initials
-            has_surname[at] = bool(name.surname)
-        a, b = np.searchsorted(names, left), np.searchsorted(names, right)
-        # Where __call__ keeps its answer by the given names and letters (initials only,
-        # one surname), each distinct pair of them is read once.
-        kept = only_initials[a] & has_surname[b] & (surname_of[a] == surname_of[b])
-        ok = np.zeros(len(left), dtype=np.bool_)
-        codes = given_of[a[kept]] * len(letters) + letters_of[b[kept]]
-        unique_codes, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-        where = np.flatnonzero(kept)
-        answers = np.asarray(
-            [self(int(left[where[i]]), int(right[where[i]])) for i in first.tolist()],
-            dtype=np.bool_,
-        )
-        ok[where] = answers[inverse] if len(unique_codes) else ok[where]
-        for i in np.flatnonzero(~kept).tolist():
-            ok[i] = self(int(left[i]), int(right[i]))
-        return np.column_stack([left[ok], right[ok]])
-
-    def __call__(self, initials: int, full: int) -> bool:
-        (typed, _, all_initials), (recorded, letters, _) = self._name(initials), self._name(full)
-        if not all_initials or not recorded.surname or typed.surname != recorded.surname:
-            return bool(self._matches(typed, recorded))
-        key = (typed.given, letters)
-        known = self._kept.get(key)
-        if known is None:
-            known = self._kept[key] = bool(self._matches(typed, recorded))
-        return known
 
 
 def _shared_coauthors(

@@ -43,6 +43,10 @@ from pubsearch.ingest.records import fold
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 BoolArray = npt.NDArray[np.bool_]
+Int8Array = npt.NDArray[np.int8]
+
+# The kinds of author names (Evidence.name_kinds).
+FULL, INITIALS, ONE_WORD = 0, 1, 2
 
 # A word is too common to tell people apart on more than a twentieth of the records, and
 # more than this many (a small index's words are not all common).
@@ -111,9 +115,9 @@ class Evidence:
     An update's evidence (``changed``: the names whose records it changed) makes the rows
     of its matrices only for the documents it needs (:attr:`rows`: those of the changed
     names and of the names of their written forms, which they may join); words are still
-    weighed by every live document. ``known_keys``: the names' :func:`form_key` as an
-    earlier build worked them out (the first names, by id), so that only the names added
-    since are read."""
+    weighed by every live document. ``known_keys`` and ``known_kinds``: the names'
+    :func:`form_key` and kind (:attr:`name_kinds`) as an earlier build worked them out (the
+    first names, by id), so that only the names added since are read."""
 
     authors: MultiValued
     subjects: MultiValued
@@ -121,6 +125,7 @@ class Evidence:
     words: DocWords
     changed: BoolArray | None = None
     known_keys: IntArray | None = None
+    known_kinds: Int8Array | None = None
 
     @cached_property
     def word_matrix(self) -> Any:
@@ -138,28 +143,41 @@ class Evidence:
         return list(self.authors.labels)
 
     @cached_property
-    def _parsed(self) -> dict[int, tuple[str, str, bool] | None]:
-        return {}
+    def _names_read(self) -> tuple[IntArray, Int8Array, int]:
+        count = len(self.authors.labels)
+        known, known_kinds = self.known_keys, self.known_kinds
+        have = 0
+        if known is not None and known_kinds is not None:
+            have = min(len(known), len(known_kinds), count)
+        keys = np.empty(count, dtype=np.int64)
+        kinds = np.empty(count, dtype=np.int8)
+        if have and known is not None and known_kinds is not None:
+            keys[:have] = known[:have]
+            kinds[:have] = known_kinds[:have]
+        labels = self.labels
+        for label_id in range(have, count):
+            label = labels[label_id]
+            parsed = name_forms(label)
+            keys[label_id] = form_key(label, parsed)
+            kinds[label_id] = ONE_WORD if parsed is None else INITIALS if parsed[2] else FULL
+        return keys, kinds, count - have
 
-    def parsed(self, label_id: int) -> tuple[str, str, bool] | None:
-        """The author name ``label_id``'s :func:`name_forms`, read once."""
-        cache = self._parsed
-        if label_id not in cache:
-            cache[label_id] = name_forms(self.labels[label_id])
-        return cache[label_id]
-
-    @cached_property
+    @property
     def form_keys(self) -> IntArray:
         """Each author name's :func:`form_key` (by name id)."""
-        count = len(self.authors.labels)
-        known = self.known_keys
-        have = 0 if known is None else min(len(known), count)
-        keys = np.empty(count, dtype=np.int64)
-        if have and known is not None:
-            keys[:have] = known[:have]
-        for label_id in range(have, count):
-            keys[label_id] = form_key(self.labels[label_id], self.parsed(label_id))
-        return keys
+        return self._names_read[0]
+
+    @property
+    def name_kinds(self) -> Int8Array:
+        """Each author name's kind (by name id): :data:`FULL` (``Vishal Patel``),
+        :data:`INITIALS` (every given name an initial: ``V. M. Patel``) or
+        :data:`ONE_WORD` (``Plato``)."""
+        return self._names_read[1]
+
+    @property
+    def names_read(self) -> int:
+        """How many names were read (rather than known from an earlier build)."""
+        return self._names_read[2]
 
     @cached_property
     def forms(self) -> IntArray:
@@ -326,6 +344,95 @@ def fitted(weights: Sequence[float], intercept: float) -> PairModel:
     return PairModel(tuple(float(w) for w in weights), float(intercept))
 
 
+class Compatible:
+    """Whether a name of initials stands for a full one by the name rule (``V. M. Patel``
+    for ``Vishal M. Patel``, not for ``Vishal K. Patel``), by name id: each name read once.
+    Initials against a given name read only its words' (and their parts') first letters
+    (``v m`` stands for ``vishal m`` as for ``vikram manu``), so where the surnames are the
+    same the answer is kept by those letters: a common surname's initials and full forms
+    are millions of pairs."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        from pubsearch.index.names import matches, recorded_name
+
+        self._labels = labels
+        self._matches = matches
+        self._read = recorded_name
+        self._names: dict[int, tuple[Any, tuple[tuple[str, ...], ...], bool]] = {}
+        self._kept: dict[tuple[Any, Any], bool] = {}
+
+    def _name(self, label_id: int) -> tuple[Any, tuple[tuple[str, ...], ...], bool]:
+        """The name read, its given names' letters, and whether they are all initials."""
+        read = self._names.get(label_id)
+        if read is None:
+            name = self._read(self._labels[label_id])
+            parts = [word.split("-") for word in name.given]
+            letters = tuple(tuple(part[:1] for part in word) for word in parts)
+            initials = all(len(part) == 1 for word in parts for part in word)
+            read = self._names[label_id] = (name, letters, initials)
+        return read
+
+    def pairs(
+        self, initials: IntArray, initial_keys: IntArray, fulls: IntArray, full_keys: IntArray
+    ) -> IntArray:
+        """Every (initials' name, full name) of one key (``initials`` and ``fulls``: names,
+        by id; their keys: :func:`form_key`) where the one stands for the other (rows
+        ``initials, full``): each distinct pair of given names and letters read once,
+        whatever the count of pairs (millions, of a common surname's names)."""
+        order = np.argsort(full_keys, kind="stable")
+        fulls_sorted, keys_sorted = fulls[order], full_keys[order]
+        starts = np.searchsorted(keys_sorted, initial_keys, "left")
+        counts = np.searchsorted(keys_sorted, initial_keys, "right") - starts
+        left = np.repeat(initials.astype(np.int64), counts)
+        within = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts)
+        right = fulls_sorted[np.repeat(starts, counts) + within].astype(np.int64)
+        if not len(left):
+            return np.zeros((0, 2), dtype=np.int64)
+        # Each name read once: the numbers of its given names, letters and surname.
+        given: dict[Any, int] = {}
+        letters: dict[Any, int] = {}
+        surnames: dict[Any, int] = {}
+        names = np.unique(np.concatenate([left, right]))
+        given_of = np.empty(len(names), dtype=np.int64)
+        letters_of = np.empty(len(names), dtype=np.int64)
+        surname_of = np.empty(len(names), dtype=np.int64)
+        only_initials = np.empty(len(names), dtype=np.bool_)
+        has_surname = np.empty(len(names), dtype=np.bool_)
+        for at, label_id in enumerate(names.tolist()):
+            name, its_letters, all_initials = self._name(label_id)
+            given_of[at] = given.setdefault(name.given, len(given))
+            letters_of[at] = letters.setdefault(its_letters, len(letters))
+            surname_of[at] = surnames.setdefault(name.surname, len(surnames))
+            only_initials[at] = all_initials
+            has_surname[at] = bool(name.surname)
+        a, b = np.searchsorted(names, left), np.searchsorted(names, right)
+        # Where __call__ keeps its answer by the given names and letters (initials only,
+        # one surname), each distinct pair of them is read once.
+        kept = only_initials[a] & has_surname[b] & (surname_of[a] == surname_of[b])
+        ok = np.zeros(len(left), dtype=np.bool_)
+        codes = given_of[a[kept]] * len(letters) + letters_of[b[kept]]
+        unique_codes, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        where = np.flatnonzero(kept)
+        answers = np.asarray(
+            [self(int(left[where[i]]), int(right[where[i]])) for i in first.tolist()],
+            dtype=np.bool_,
+        )
+        ok[where] = answers[inverse] if len(unique_codes) else ok[where]
+        for i in np.flatnonzero(~kept).tolist():
+            ok[i] = self(int(left[i]), int(right[i]))
+        return np.column_stack([left[ok], right[ok]])
+
+    def __call__(self, initials: int, full: int) -> bool:
+        (typed, _, all_initials), (recorded, letters, _) = self._name(initials), self._name(full)
+        if not all_initials or not recorded.surname or typed.surname != recorded.surname:
+            return bool(self._matches(typed, recorded))
+        key = (typed.given, letters)
+        known = self._kept.get(key)
+        if known is None:
+            known = self._kept[key] = bool(self._matches(typed, recorded))
+        return known
+
+
 _GIVEN_PARTS = re.compile(r"[\s.\-]+")
 
 
@@ -373,46 +480,81 @@ def _word_matrix(words: DocWords, live: BoolArray, rows: BoolArray | None = None
     with ``rows``, only those documents' rows hold words (the idf is the live ones')."""
     from scipy.sparse import csr_matrix
 
-    lengths = np.diff(words.offsets)
-    # Made as CSR from the words' own offsets, in 32-bit arrays: at a million records, a
-    # hundred million words, whose COO form (64-bit rows and columns) took gigabytes more.
+    offsets = words.offsets.astype(np.int64)
+    lengths = np.diff(offsets)
     # A word is its hash's bucket (of 4M: words that share one are few, and rare), counted
-    # with bincount rather than sorted.
-    inverse = (words.hashes & (_BUCKETS - 1)).astype(np.int32)
-    every = bool(live.all())
-    live_words = None if every else np.repeat(live, lengths)
-    df = np.bincount(inverse if live_words is None else inverse[live_words], minlength=_BUCKETS)
+    # with bincount rather than sorted. Documents are read a slice at a time: at a million
+    # records, 122 million words, whose arrays whole (and bincount's 64-bit copy of them)
+    # took gigabytes.
+    slices = _word_slices(offsets)
+    df = np.zeros(_BUCKETS, dtype=np.int64)
+    for first, last in slices:
+        buckets = _buckets(words, offsets, first, last)
+        df += np.bincount(
+            buckets[np.repeat(live[first:last], lengths[first:last])], minlength=_BUCKETS
+        )
     total = max(int(live.sum()), 1)
     idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
     idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
     idf[_common_buckets()] = 0
+    del df
     # Columns only for the words that weigh something (a few hundred thousand of 4M).
     weighing = np.flatnonzero(idf)
+    width = max(len(weighing), 1)
     column = np.full(_BUCKETS, -1, dtype=np.int32)
     column[weighing] = np.arange(len(weighing), dtype=np.int32)
-    # The words of the rows filled (an update's: a few of them) are looked up alone.
-    if rows is not None and rows is not live:
-        filled = np.repeat(rows & live, lengths)
-    else:
-        filled = live_words if live_words is not None else np.ones(len(inverse), dtype=np.bool_)
-    del live_words
-    inverse = inverse[filled]
-    cols = column[inverse]
-    weighs = cols >= 0
-    data = idf[inverse[weighs]]
-    indices = cols[weighs]
-    del inverse, cols
-    used = filled
-    used[filled] = weighs
-    del weighs
-    counter = np.int32 if len(used) < 2**31 else np.int64
-    before = np.concatenate([np.zeros(1, dtype=counter), np.cumsum(used, dtype=counter)])
-    indptr = before[words.offsets.astype(np.int64)].astype(np.int64)
-    del before, used, filled
-    matrix = csr_matrix(
-        (data, indices, indptr), shape=(len(lengths), max(len(weighing), 1)), copy=False
+    filled = live if rows is None else rows & live
+    datas: list[FloatArray] = []
+    indices: list[npt.NDArray[np.int32]] = []
+    counts = np.zeros(len(lengths), dtype=np.int64)
+    for first, last in slices:
+        if not filled[first:last].any():
+            continue
+        buckets = _buckets(words, offsets, first, last)
+        cols = column[buckets]
+        weighs = (cols >= 0) & np.repeat(filled[first:last], lengths[first:last])
+        kept = np.bincount(
+            np.repeat(np.arange(last - first), lengths[first:last])[weighs], minlength=last - first
+        )
+        part = _unit_rows(
+            csr_matrix(
+                (idf[buckets[weighs]], cols[weighs], np.concatenate([[0], np.cumsum(kept)])),
+                shape=(last - first, width),
+            )
+        )
+        datas.append(part.data)
+        indices.append(part.indices.astype(np.int32, copy=False))
+        counts[first:last] = np.diff(part.indptr)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    empty = np.zeros(0, dtype=np.float32)
+    return csr_matrix(
+        (
+            np.concatenate(datas) if datas else empty,
+            np.concatenate(indices) if indices else empty.astype(np.int32),
+            indptr,
+        ),
+        shape=(len(lengths), width),
+        copy=False,
     )
-    return _unit_rows(matrix)
+
+
+# Words read at a time by _word_matrix (documents whole).
+_SLICE_WORDS = 1 << 23
+
+
+def _word_slices(offsets: IntArray) -> list[tuple[int, int]]:
+    """Runs of documents (first, last) of about :data:`_SLICE_WORDS` words each."""
+    ndocs = len(offsets) - 1
+    cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _SLICE_WORDS), "right") - 1
+    bounds = np.unique(np.concatenate([cuts[cuts > 0], [0, ndocs]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+
+
+def _buckets(words: DocWords, offsets: IntArray, first: int, last: int) -> IntArray:
+    """The buckets of the words of documents ``first`` to ``last`` (not included)."""
+    hashes = words.hashes[int(offsets[first]) : int(offsets[last])]
+    result: IntArray = (hashes & (_BUCKETS - 1)).astype(np.intp)
+    return result
 
 
 @functools.cache

@@ -59,9 +59,11 @@ class PeopleTable:
     # table saved without them.
     by_name: npt.NDArray[np.int32] | None = None
     by_person: npt.NDArray[np.int32] | None = None
-    # Each author name's written form (peopleevidence.form_key, by name id), so that an
-    # update reads only the names added since; None in a table saved without them.
+    # Each author name's written form and kind (peopleevidence.form_key and name_kinds,
+    # by name id), so that an update reads only the names added since; None in a table
+    # saved without them.
     name_keys: IntArray | None = None
+    name_kinds: npt.NDArray[np.int8] | None = None
 
     @classmethod
     def build(
@@ -79,9 +81,14 @@ class PeopleTable:
         value = table.authors.value_ids.astype(np.int64)
         docs = table.authors.doc_of_entry.astype(np.int64)
         changed = None if previous is None else changed_labels(table, previous)
-        known = None if previous is None else previous.name_keys
         evidence = people.Evidence(
-            table.authors, table.subjects, table.live, words, changed=changed, known_keys=known
+            table.authors,
+            table.subjects,
+            table.live,
+            words,
+            changed=changed,
+            known_keys=None if previous is None else previous.name_keys,
+            known_kinds=None if previous is None else previous.name_kinds,
         )
         before = None if previous is None else np.asarray(previous.person, dtype=np.int64)
         split = people.split(evidence, settings, changed, before)
@@ -121,6 +128,7 @@ class PeopleTable:
             by_name=np.argsort(value, kind="stable").astype(np.int32),
             by_person=np.argsort(person, kind="stable").astype(np.int32),
             name_keys=evidence.form_keys,
+            name_kinds=evidence.name_kinds,
         )
 
     def save(self, directory: Path, generation: int) -> None:
@@ -132,6 +140,7 @@ class PeopleTable:
                 ("by_name", self.by_name),
                 ("by_person", self.by_person),
                 ("name_keys", self.name_keys),
+                ("name_kinds", self.name_kinds),
             )
             if array is not None
         }
@@ -169,7 +178,7 @@ class PeopleTable:
             orders = [data.get(name) for name in ("by_name", "by_person")]
             if any(order is not None and len(order) != entries for order in orders):
                 return None
-            keys = data.get("name_keys")
+            keys, kinds = data.get("name_keys"), data.get("name_kinds")
             return cls(
                 data["person"],
                 data["how"],
@@ -178,6 +187,7 @@ class PeopleTable:
                 by_name=orders[0],
                 by_person=orders[1],
                 name_keys=keys,
+                name_kinds=kinds,
             )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
