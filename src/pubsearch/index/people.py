@@ -298,7 +298,7 @@ def _join_groups(
     counts = sizes * (sizes - 1) // 2
     if fixed.any():
         # Pairs of two earlier people are listed, not compared: they weigh an eighth.
-        held = np.add.reduceat(fixed[order].astype(np.int64), starts) if len(order) else sizes
+        held = np.add.reduceat(fixed[order].astype(np.int64), starts)
         counts = counts - held * (held - 1) // 2 + held * (held - 1) // 16
     first = 0
     while first < len(starts):
@@ -566,8 +566,7 @@ def join(
     shared = _shared_coauthors(evidence, member, entries, group[entries], settings)
     # Co-authors shared, by every initials' profile with every full's profile of its key
     # (surname and initial): the product holds only the pairs that share one.
-    name_key = np.full(len(names), -1, dtype=np.int64)
-    name_key[involved] = np.unique(keys[involved], return_inverse=True)[1]
+    name_key = evidence.forms  # (a key's number)
     lefts = np.unique(profile[np.isin(profile_name, pairs[:, 0])])
     rights = np.unique(profile[np.isin(profile_name, pairs[:, 1])])
     product = _shared_within_keys(

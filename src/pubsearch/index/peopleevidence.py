@@ -145,15 +145,13 @@ class Evidence:
     @cached_property
     def _names_read(self) -> tuple[IntArray, Int8Array, int]:
         count = len(self.authors.labels)
-        known, known_kinds = self.known_keys, self.known_kinds
-        have = 0
-        if known is not None and known_kinds is not None:
-            have = min(len(known), len(known_kinds), count)
         keys = np.empty(count, dtype=np.int64)
         kinds = np.empty(count, dtype=np.int8)
-        if have and known is not None and known_kinds is not None:
-            keys[:have] = known[:have]
-            kinds[:have] = known_kinds[:have]
+        have = 0
+        if self.known_keys is not None and self.known_kinds is not None:
+            have = min(len(self.known_keys), len(self.known_kinds), count)
+            keys[:have] = self.known_keys[:have]
+            kinds[:have] = self.known_kinds[:have]
         labels = self.labels
         for label_id in range(have, count):
             label = labels[label_id]
@@ -194,8 +192,7 @@ class Evidence:
         if self.changed is None:
             return self.live
         keys = self.form_keys
-        near = np.isin(keys, np.unique(keys[np.flatnonzero(self.changed[: len(keys)])]))
-        near[: len(self.changed)] |= self.changed[: len(near)]
+        near = np.isin(keys, keys[self.changed])  # (the changed names among them)
         value = self.authors.value_ids.astype(np.int64)
         rows = np.zeros(len(self.live), dtype=np.bool_)
         rows[self.authors.doc_of_entry[near[value]]] = True
@@ -411,13 +408,13 @@ class Compatible:
         kept = only_initials[a] & has_surname[b] & (surname_of[a] == surname_of[b])
         ok = np.zeros(len(left), dtype=np.bool_)
         codes = given_of[a[kept]] * len(letters) + letters_of[b[kept]]
-        unique_codes, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
         where = np.flatnonzero(kept)
         answers = np.asarray(
             [self(int(left[where[i]]), int(right[where[i]])) for i in first.tolist()],
             dtype=np.bool_,
         )
-        ok[where] = answers[inverse] if len(unique_codes) else ok[where]
+        ok[where] = answers[inverse]
         for i in np.flatnonzero(~kept).tolist():
             ok[i] = self(int(left[i]), int(right[i]))
         return np.column_stack([left[ok], right[ok]])

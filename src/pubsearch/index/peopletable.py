@@ -93,8 +93,7 @@ class PeopleTable:
         before = None if previous is None else np.asarray(previous.person, dtype=np.int64)
         split = people.split(evidence, settings, changed, before)
         group, how, confidence = split.group, split.how, split.confidence
-        # Each group's earlier person (-1: a group made now).
-        earlier = np.zeros(0, dtype=np.int64)
+        made = split.groups
         if previous is not None and before is not None and changed is not None:
             old = len(before)
             was = np.zeros(len(value), dtype=np.bool_)
@@ -102,7 +101,6 @@ class PeopleTable:
             keep = was & ~changed[value]
             group = group.copy()
             # Kept people after the new ones, by their old number.
-            made = split.groups
             group[keep] = made + before[keep[:old]]
             # Entries that stay where they were keep how they got there.
             how, confidence = how.copy(), confidence.copy()
@@ -112,8 +110,7 @@ class PeopleTable:
         numbers, dense = np.unique(group[live], return_inverse=True)
         group = np.full(len(group), -1, dtype=np.int64)
         group[live] = dense
-        if previous is not None and changed is not None:
-            earlier = np.where(numbers >= split.groups, numbers - split.groups, -1)
+        earlier = np.where(numbers >= made, numbers - made, -1)  # each group's earlier person
         regrouped = people.Split(group, how, confidence)
         target = people.join(evidence, regrouped, settings, changed)
         person = np.full(len(group), -1, dtype=np.int64)
