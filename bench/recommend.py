@@ -25,13 +25,19 @@ are like the ones I tagged? Measured so:
   records or more, ranked by Rocchio's classifier (the tag's centre less the mean record)
   and each record's cosine with the tagged record nearest to it, joined by the records'
   likeness in meaning to the tag's papers (the sentence vectors pubsearch stores:
-  all-MiniLM-L6-v2, 128 word pieces).
+  all-MiniLM-L6-v2, 128 word pieces), and (since 7 December 2026) the margins of a linear
+  SVM of the tag's papers against 5,000 other records drawn at random, by words and by
+  meaning.
 * **Fresh authors** (``--fresh N``): N other eligible authors (drawn with seed 38, none of
   the 160), measured with the settings shipped and nothing else: a held-out set that no
   choice was made on (until the nearest record's weight was tuned on them, below).
 * **The nearest record** (``--tune-nearest``): the weight of a record's likeness to the
   tagged record nearest to it by words, and meaning's weight, on a grid over the 160
   authors, 300 fresh ones (seed 38) and the 20 tuning subjects; no baseline is needed.
+* **The tag against the rest** (``--tune-contrast``): the weights of the SVM's margins by
+  words and by meaning, on a grid over the 60 tuning authors and the 20 tuning subjects,
+  each subject drawn three times (its tag of 20 earlier papers drawn again with seeds 101
+  and 102: 60 subject tags), as shares of the baseline's recall@100.
 * **Held out** (``--holdout N``): N authors drawn with seed 39, none of the 160 nor of the
   300 fresh ones, and the 40 reported subjects, measured once with the settings shipped.
 * **Paired test.** Each tag's recall@100 by both methods, a sign-flip permutation test of
@@ -312,6 +318,12 @@ def main(argv: list[str] | None = None) -> None:
         "fresh ones), and on the 40 reported subjects",
     )
     parser.add_argument(
+        "--tune-contrast",
+        action="store_true",
+        help="the grid of the SVM's weights (the tag against the rest, by words and by "
+        "meaning), on the 60 tuning authors and the 20 tuning subjects, each drawn three times",
+    )
+    parser.add_argument(
         "--tune-nearest",
         action="store_true",
         help="the grid of the nearest record's weight and meaning's, on the 160 authors, "
@@ -338,6 +350,11 @@ def main(argv: list[str] | None = None) -> None:
     vectors = vectors_for(papers, docs, args.work)
     if args.embed_only:
         return
+    if args.tune_contrast:
+        dev_subjects = subjects[:DEV_SUBJECTS]
+        redrawn = dev_subjects + redrawn_subjects(papers, dev_subjects, REDRAW_SEEDS)
+        tune_contrast(papers, authors[:DEV_AUTHORS], redrawn, vectors, args.work)
+        return
     if args.tune_nearest:
         tune_nearest(papers, authors + fresh, subjects[:DEV_SUBJECTS], vectors, args.work)
         return
@@ -353,6 +370,31 @@ GRID_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5)
 
 def _key(task: Task) -> str:
     return f"{task.kind}:{task.name}"
+
+
+def baseline_margins(
+    tasks: Sequence[Task], baseline_features: Any, among: npt.NDArray[np.int64], work: Path
+) -> dict[str, FloatArray]:
+    """The baseline's SVM margins of the candidates (``among``) for each task, by
+    :func:`_key`: kept in ``work`` (the slow part), made for the tasks not kept yet."""
+    kept_path = work / f"baseline-{SEED}.npz"
+    kept: dict[str, FloatArray] = {}
+    if kept_path.exists():
+        with np.load(kept_path) as data:
+            kept = {name: data[name] for name in data.files}
+    started = time.perf_counter()
+    for number, task in enumerate(tasks, start=1):
+        if _key(task) not in kept:
+            tagged = np.asarray(task.tagged, dtype=np.int64)
+            kept[_key(task)] = svm_margins(baseline_features, tagged)[among]
+        if number % 20 == 0:
+            print(
+                f"  baseline: {number} of {len(tasks)} tags "
+                f"({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+            )
+    np.savez(kept_path, **kept)
+    return kept
 
 
 def run(
@@ -382,24 +424,7 @@ def run(
     common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
     tasks = [*fresh, *fresh_subjects] if fresh else authors + subjects
 
-    # The baseline's SVM margins (of the candidates) are kept in --work by tag: the slow part.
-    kept_path = args.work / f"baseline-{SEED}.npz"
-    kept: dict[str, FloatArray] = {}
-    if kept_path.exists():
-        with np.load(kept_path) as data:
-            kept = {name: data[name] for name in data.files}
-    started = time.perf_counter()
-    for number, task in enumerate(tasks, start=1):
-        if _key(task) not in kept:
-            tagged = np.asarray(task.tagged, dtype=np.int64)
-            kept[_key(task)] = svm_margins(baseline_features, tagged)[among]
-        if number % 20 == 0:
-            print(
-                f"  baseline: {number} of {len(tasks)} tags "
-                f"({time.perf_counter() - started:.0f} s)",
-                file=sys.stderr,
-            )
-    np.savez(kept_path, **kept)
+    kept = baseline_margins(tasks, baseline_features, among, args.work)
 
     def top(values: FloatArray) -> list[int]:
         return [doc for _, doc in recommend.ranked(values, candidates, 100)]
@@ -422,6 +447,7 @@ def run(
         methods: dict[str, Callable[[Task], list[int]]] = {
             "baseline (arxiv-sanity)": baseline,
             "pubsearch until 5 Dec.": lambda t: ours(t, until_5_december()),
+            "pubsearch until 7 Dec.": lambda t: ours(t, until_7_december()),
             "pubsearch, words only": lambda t: ours(t, recommend.WORDS_ONLY),
             "pubsearch": lambda t: ours(t, shipped),
         }
@@ -435,7 +461,8 @@ def run(
                 f"{statistics.fmean(per[name]):>8.4f}"
             )
         base = per["baseline (arxiv-sanity)"]
-        for name in ("pubsearch until 5 Dec.", "pubsearch, words only", "pubsearch"):
+        names = ("pubsearch until 5 Dec.", "pubsearch until 7 Dec.", "pubsearch, words only")
+        for name in (*names, "pubsearch"):
             diffs = [b - a for a, b in zip(base, per[name], strict=True)]
             wins = sum(d > 0 for d in diffs)
             losses = sum(d < 0 for d in diffs)
@@ -469,7 +496,89 @@ def until_5_december() -> Any:
     record), meaning 0.3."""
     from pubsearch.library import recommend
 
-    return recommend.Method(meaning_weight=0.3, nearest_weight=0.0)
+    return recommend.Method(
+        meaning_weight=0.3, nearest_weight=0.0, contrast_weight=0.0, meaning_contrast_weight=0.0
+    )
+
+
+def until_7_december() -> Any:
+    """The method shipped until 7 December 2026: the tag's centre and its nearest record by
+    words, meaning 0.4, no SVM of the tag against the rest."""
+    from pubsearch.library import recommend
+
+    return recommend.Method(contrast_weight=0.0, meaning_contrast_weight=0.0)
+
+
+REDRAW_SEEDS = (101, 102)
+GRID_CONTRAST = (0.0, 0.5, 1.0)
+GRID_MEANING_CONTRAST = (0.0, 0.25, 0.5)
+
+
+def redrawn_subjects(
+    papers: list[Paper], tasks: Sequence[Task], seeds: Sequence[int]
+) -> list[Task]:
+    """Each subject task again with other earlier papers as its tag (20 drawn with each of
+    ``seeds``): more tuning tags of the same subjects, named ``SUBJECT#SEED``."""
+    again = []
+    for seed in seeds:
+        rnd = random.Random(seed)
+        for task in tasks:
+            before = [
+                d for d, p in enumerate(papers) if task.name in p.subjects and p.date < CUT_OFF
+            ]
+            tagged = tuple(rnd.sample(before, SUBJECT_TAG))
+            again.append(Task("subject", f"{task.name}#{seed}", tagged, task.wanted))
+    return again
+
+
+def tune_contrast(
+    papers: list[Paper],
+    authors: list[Task],
+    subjects: list[Task],
+    vectors: dict[int, FloatArray],
+    work: Path,
+) -> None:
+    """Recall@100 on a grid of the weights of the tag against the rest (by words, by
+    meaning), as shares of the baseline's, on ``authors`` and ``subjects``."""
+    from pubsearch.library import recommend
+
+    features = _features(papers, work, "all")
+    baseline_features = _features(papers, work, "20k", vocabulary=20_000, min_df=5)
+    size = len(papers)
+    candidates = np.asarray([p.date >= CUT_OFF for p in papers])
+    among = np.flatnonzero(candidates)
+    meaning = MatrixMeaning.of(vectors, size)
+    common = recommend.column_means(features, np.ones(size, dtype=np.bool_))
+    kept = baseline_margins(authors + subjects, baseline_features, among, work)
+    grid = [(a, b) for a in GRID_CONTRAST for b in GRID_MEANING_CONTRAST]
+    hits: dict[tuple[float, float], tuple[list[float], list[float]]] = {
+        point: ([], []) for point in grid
+    }
+    base: tuple[list[float], list[float]] = ([], [])
+    every = recommend.Method(contrast_weight=1.0, meaning_contrast_weight=1.0)
+    for side, chosen in enumerate((authors, subjects)):
+        for task in chosen:
+            values = np.zeros(size, dtype=np.float32)
+            values[among] = kept[_key(task)]
+            ranked = [doc for _, doc in recommend.ranked(values, candidates, 100)]
+            base[side].append(recall(ranked, task.wanted, 100))
+            tagged = np.asarray(task.tagged, dtype=np.int64)
+            parts = recommend.score_parts(features, tagged, common, candidates, every, meaning)
+            for a, b in grid:
+                method = recommend.Method(contrast_weight=a, meaning_contrast_weight=b)
+                values = recommend.combined(parts, method)
+                ranked = [doc for _, doc in recommend.ranked(values, candidates, 100)]
+                hits[(a, b)][side].append(recall(ranked, task.wanted, 100))
+    base_a, base_s = statistics.fmean(base[0]), statistics.fmean(base[1])
+    print(
+        f"\nrecall@100 on {len(authors)} authors and {len(subjects)} subject tags, as shares "
+        f"of the baseline's ({base_a:.4f}, {base_s:.4f}):"
+    )
+    for (a, b), (found_a, found_s) in hits.items():
+        print(
+            f"  words {a}, meaning {b}: authors {statistics.fmean(found_a) / base_a:.3f}, "
+            f"subjects {statistics.fmean(found_s) / base_s:.3f}"
+        )
 
 
 def tune_nearest(
@@ -492,13 +601,21 @@ def tune_nearest(
     hits: dict[tuple[float, float], tuple[list[float], list[float]]] = {
         point: ([], []) for point in grid
     }
-    every = recommend.Method(meaning_weight=1.0, nearest_weight=1.0)  # every part made
+    # every part made but the tag against the rest (not part of this grid)
+    every = recommend.Method(
+        meaning_weight=1.0, nearest_weight=1.0, contrast_weight=0.0, meaning_contrast_weight=0.0
+    )
     for side, chosen in enumerate((authors, subjects)):
         for task in chosen:
             tagged = np.asarray(task.tagged, dtype=np.int64)
             parts = recommend.score_parts(features, tagged, common, candidates, every, meaning)
             for b, c in grid:
-                method = recommend.Method(meaning_weight=c, nearest_weight=b)
+                method = recommend.Method(
+                    meaning_weight=c,
+                    nearest_weight=b,
+                    contrast_weight=0.0,
+                    meaning_contrast_weight=0.0,
+                )
                 values = recommend.combined(parts, method)
                 ranked = [doc for _, doc in recommend.ranked(values, candidates, 100)]
                 hits[(b, c)][side].append(recall(ranked, task.wanted, 100))
@@ -591,6 +708,12 @@ def time_warm(index_dir: Path, papers: list[Paper]) -> None:
         print(
             f"  + meaning of 20 tagged over {meaning.codes.shape[0]:,} records (warm): {took:.3f} s"
         )
+        pool = np.ones(meaning.codes.shape[0], dtype=np.bool_)
+        for _ in range(3):
+            started = time.perf_counter()
+            recommend.meaning_contrast_scores(meaning, tagged, pool, candidates)
+            took = time.perf_counter() - started
+        print(f"  + the tag against the rest in meaning (warm): {took:.3f} s")
     finally:
         library.untag("bench-speed", ids)
 

@@ -146,6 +146,75 @@ def test_a_large_tag_looks_for_the_nearest_among_a_spread_of_max_nearest(
     assert (spread <= whole + 1e-6).all() and not np.allclose(spread, whole)
 
 
+def test_the_contrast_sample_is_drawn_from_the_pool_without_the_tag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = np.ones(50, dtype=np.bool_)
+    pool[40:] = False  # not live
+    tagged = np.asarray([3, 4], dtype=np.int64)
+    small = recommend.contrast_sample(pool, tagged)
+    assert small.tolist() == [d for d in range(40) if d not in (3, 4)]
+    monkeypatch.setattr(recommend, "NEGATIVES", 10)
+    drawn = recommend.contrast_sample(pool, tagged, count=10)
+    assert len(drawn) == 10 and len(set(drawn.tolist())) == 10
+    assert all(d < 40 and d not in (3, 4) for d in drawn.tolist())
+    assert drawn.tolist() == sorted(drawn.tolist())
+    # Seeded: the same records give the same draw (a list is the same each time).
+    assert recommend.contrast_sample(pool, tagged, count=10).tolist() == drawn.tolist()
+    assert recommend.svm_direction(np.eye(3, dtype=np.float32), 0, 0.1) is None
+    assert recommend.svm_direction(np.eye(3, dtype=np.float32), 3, 0.1) is None
+
+
+def test_the_tag_against_the_rest_weighs_what_tells_it_from_its_neighbours() -> None:
+    # The tag: "lattice" with its own "anyon braiding"; its neighbours (many records) say
+    # "lattice" with "phonon". A candidate with the tag's own words ranks above one with
+    # the neighbours' shared word, and the SVM gives "phonon" a weight below zero.
+    texts = [f"lattice anyon braiding topological {i}" for i in range(6)]
+    texts += [f"lattice phonon dispersion crystal {i}" for i in range(30)]
+    texts += [f"protein folding energy {i}" for i in range(30)]
+    texts += ["anyon braiding", "lattice phonon", "protein energy"]
+    features = recommend.text_features(texts)
+    size = len(texts)
+    tagged = np.arange(6, dtype=np.int64)
+    pool = np.ones(size, dtype=np.bool_)
+    margins = recommend.contrast_scores(features, tagged, pool)
+    anyon, phonon, protein = size - 3, size - 2, size - 1
+    assert margins[anyon] > margins[phonon] and margins[anyon] > margins[protein]
+    assert margins[:6].min() > np.median(margins[6:66])
+    # No other record in the pool: nothing to tell the tag from, no margins.
+    only = np.zeros(size, dtype=np.bool_)
+    only[tagged] = True
+    assert not recommend.contrast_scores(features, tagged, only).any()
+
+
+def test_the_tag_against_the_rest_in_meaning_only_where_a_record_has_a_vector() -> None:
+    # Tagged 0-2 near (1, 0); the rest near (0, 1); record 7 has no vector.
+    meaning = Vectors(
+        [[1, 0.1], [1, 0.2], [1, 0.0], [0.1, 1], [0.2, 1], [0.0, 1], [0.9, 0.3], [0, 0]]
+    )
+    tagged = np.asarray([0, 1, 2], dtype=np.int64)
+    candidates = np.asarray([False] * 3 + [True] * 5)
+    pool = np.ones(8, dtype=np.bool_)
+    margins = recommend.meaning_contrast_scores(meaning, tagged, pool, candidates)
+    assert np.isnan(margins[7]) and not np.isnan(margins[:7]).any()
+    assert margins[6] > margins[3:6].max()
+    among = candidates & meaning.present
+    assert margins[among].mean() == pytest.approx(0.0, abs=1e-5)
+    # No tagged record with a vector: nothing learnt, nan everywhere.
+    none = recommend.meaning_contrast_scores(meaning, np.asarray([7]), pool, candidates)
+    assert np.isnan(none).all()
+    # In the score, a record without a vector keeps its words' score.
+    texts = [f"alpha beta {i}" for i in range(3)] + [f"gamma delta {i}" for i in range(5)]
+    features = recommend.text_features(texts)
+    common = recommend.column_means(features, pool)
+    no_meaning = recommend.Method(meaning_weight=0.0, meaning_contrast_weight=0.0)
+    contrast_only = recommend.Method(meaning_weight=0.0)
+    plain = recommend.scores(features, tagged, common, candidates, no_meaning, meaning)
+    both = recommend.scores(features, tagged, common, candidates, contrast_only, meaning)
+    assert both[7] == pytest.approx(plain[7])
+    assert both[6] - plain[6] == pytest.approx(0.5 * margins[6], abs=1e-5)
+
+
 def test_every_word_pair_of_two_records_is_kept_in_a_large_index() -> None:
     texts = [f"record {i} about topic{i % 400} and theme{i % 300}" for i in range(1_200)]
     texts[7] += " hodge laplacian"

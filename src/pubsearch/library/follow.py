@@ -329,7 +329,9 @@ class Library:
             if generation != corpus.generation:
                 continue
             tagged = np.flatnonzero(docs)
-            values = likeness.scores(features, tagged, common, candidates, meaning=meaning)
+            values = likeness.scores(
+                features, tagged, common, candidates, meaning=meaning, pool=corpus.live
+            )
             top = likeness.ranked(values, candidates, page * page_size)
             request = SearchRequest(page=page, page_size=page_size)
             try:

@@ -19,6 +19,13 @@ the figures).
   tag's centre in meaning and to the tagged record nearest to it (one theme or several),
   each standardised over the records ranked, joins the standardised words score with the
   weight :data:`MEANING_WEIGHT`.
+* **The tag against the rest.** A linear SVM (scikit-learn's ``LinearSVC``) of the tagged
+  records against :data:`NEGATIVES` other records drawn at random (seeded, so a list is
+  the same each time), once by words and once by meaning: it learns what tells the tag
+  from its neighbours, which the centre cannot (a field's 20 papers against the fields
+  beside it). Each margin, standardised, is added with its weight
+  (:data:`CONTRAST_WEIGHT`, :data:`MEANING_CONTRAST_WEIGHT`). Fitted against a sample, not
+  every record, each takes a few tenths of a second.
 
 No author name or subject code is a feature: only the words of titles and abstracts, and
 their meaning.
@@ -26,6 +33,7 @@ their meaning.
 
 from __future__ import annotations
 
+import warnings
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,6 +61,15 @@ SMALL = 1_000
 COMMON = 1.0
 NEAREST_WEIGHT = 0.2
 MEANING_WEIGHT = 0.4
+# The tag against the rest: a linear SVM of the tagged records against NEGATIVES others
+# (drawn with CONTRAST_SEED), its C by words and by meaning, and its margins' weights
+# (bench/recommend.py's tuning tags; docs/following.md).
+NEGATIVES = 5_000
+CONTRAST_SEED = 35
+WORDS_C = 0.01
+MEANING_C = 0.1
+CONTRAST_WEIGHT = 0.5
+MEANING_CONTRAST_WEIGHT = 0.5
 # The tagged records a record's nearest is looked for among (a larger tag: as many, spread
 # over it): its cost grows with them (0.15 s for 20 over 102,289 records, 0.7 s for 160).
 MAX_NEAREST = 160
@@ -76,16 +93,19 @@ class Meaning(Protocol):
 @dataclass(frozen=True)
 class Method:
     """How a tag's records are ranked: Rocchio's weight of the mean of all records, the
-    weight of the nearest tagged record by words (0: the tag's centre alone), and the
-    weight of meaning (0: words alone)."""
+    weight of the nearest tagged record by words (0: the tag's centre alone), the weight
+    of meaning (0: words alone), and the weights of the tag against the rest by words and
+    by meaning (0: not fitted)."""
 
     common: float = COMMON
     meaning_weight: float = MEANING_WEIGHT
     nearest_weight: float = NEAREST_WEIGHT
+    contrast_weight: float = CONTRAST_WEIGHT
+    meaning_contrast_weight: float = MEANING_CONTRAST_WEIGHT
 
 
 PUBSEARCH = Method()
-WORDS_ONLY = Method(meaning_weight=0.0)
+WORDS_ONLY = Method(meaning_weight=0.0, meaning_contrast_weight=0.0)
 
 
 def text_features(texts: Sequence[str], vocabulary: int | None = None, min_df: int = MIN_DF) -> Any:
@@ -166,6 +186,69 @@ def meaning_scores(meaning: Meaning, tagged: IntArray, candidates: BoolArray) ->
     return np.where(meaning.present, both, np.nan).astype(np.float32)
 
 
+def contrast_sample(pool: BoolArray, tagged: IntArray, count: int = NEGATIVES) -> IntArray:
+    """At most ``count`` records of ``pool`` that are not ``tagged``, drawn at random with
+    :data:`CONTRAST_SEED` (the same draw for the same records), in order."""
+    others = np.flatnonzero(pool)
+    others = others[~np.isin(others, tagged)]
+    if len(others) > count:
+        rng = np.random.default_rng(CONTRAST_SEED)
+        others = np.sort(rng.choice(others, size=count, replace=False))
+    return others.astype(np.int64)
+
+
+def svm_direction(rows: Any, positives: int, c: float) -> FloatArray | None:
+    """The weights of a linear SVM (balanced classes) of ``rows``' first ``positives``
+    against the rest; None when either side is empty."""
+    if positives <= 0 or positives >= rows.shape[0]:
+        return None
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    labels = np.zeros(rows.shape[0], dtype=np.int8)
+    labels[:positives] = 1
+    svm = LinearSVC(C=c, class_weight="balanced", max_iter=2_000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svm.fit(rows, labels)
+    return np.asarray(svm.coef_[0], dtype=np.float32)
+
+
+def contrast_scores(features: Any, tagged: IntArray, pool: BoolArray) -> FloatArray:
+    """Each record's margin by words in a linear SVM of the ``tagged`` records against a
+    sample of the others in ``pool`` (:func:`contrast_sample`); zeros when there are none."""
+    negatives = contrast_sample(pool, tagged)
+    rows = features[np.concatenate([np.asarray(tagged, dtype=np.int64), negatives])]
+    direction = svm_direction(rows, len(tagged), WORDS_C)
+    if direction is None:
+        return np.zeros(features.shape[0], dtype=np.float32)
+    return np.asarray(features @ direction, dtype=np.float32).ravel()
+
+
+def meaning_contrast_scores(
+    meaning: Meaning, tagged: IntArray, pool: BoolArray, candidates: BoolArray
+) -> FloatArray:
+    """Each record's margin in meaning in a linear SVM of the ``tagged`` records with a
+    vector against a sample of the others in ``pool`` with one, standardised over the
+    ``candidates`` with a vector; nan for a record without one (or when a side is empty)."""
+    present = meaning.present
+    size = len(present)
+    positives = [v for doc in tagged if (v := meaning.vector(int(doc))) is not None]
+    negatives = [
+        v
+        for doc in contrast_sample(pool & present, tagged)
+        if (v := meaning.vector(int(doc))) is not None
+    ]
+    if not positives or not negatives:
+        return np.full(size, np.nan, dtype=np.float32)
+    direction = svm_direction(np.stack(positives + negatives), len(positives), MEANING_C)
+    if direction is None:
+        return np.full(size, np.nan, dtype=np.float32)
+    margins = meaning.similarities(direction)
+    among = candidates & present
+    return np.where(present, standardised(margins, among), np.nan).astype(np.float32)
+
+
 def standardised(scores: FloatArray, among: BoolArray) -> FloatArray:
     values = scores[among]
     spread = float(values.std()) if len(values) else 0.0
@@ -176,12 +259,15 @@ def standardised(scores: FloatArray, among: BoolArray) -> FloatArray:
 @dataclass(frozen=True)
 class Parts:
     """A tag's scores of every record, each standardised over the candidates: by the tag's
-    centre in words, by the nearest tagged record in words (None: not asked for), and by
-    meaning (None: no vectors; nan for a record without one)."""
+    centre in words, by the nearest tagged record in words (None: not asked for), by
+    meaning (None: no vectors; nan for a record without one), and by the tag against the
+    rest in words and in meaning (None: not asked for, or no vectors; nan as meaning's)."""
 
     words: FloatArray
     nearest: FloatArray | None
     meaning: FloatArray | None
+    contrast: FloatArray | None = None
+    meaning_contrast: FloatArray | None = None
 
 
 def score_parts(
@@ -191,9 +277,11 @@ def score_parts(
     candidates: BoolArray,
     method: Method = PUBSEARCH,
     meaning: Meaning | None = None,
+    pool: BoolArray | None = None,
 ) -> Parts:
     """The parts :func:`combined` mixes, those ``method`` weighs (Rocchio's weight of the
-    mean record is ``method.common``)."""
+    mean record is ``method.common``); the tag against the rest is fitted against a
+    sample of ``pool`` (default: every record)."""
     words = standardised(word_scores(features, tagged, common, method.common), candidates)
     near = None
     if method.nearest_weight > 0:
@@ -201,21 +289,37 @@ def score_parts(
     alike = None
     if meaning is not None and method.meaning_weight > 0:
         alike = meaning_scores(meaning, tagged, candidates)
-    return Parts(words, near, alike)
+    if pool is None:
+        pool = np.ones(features.shape[0], dtype=np.bool_)
+    contrast = None
+    if method.contrast_weight > 0:
+        contrast = standardised(contrast_scores(features, tagged, pool), candidates)
+    meaning_contrast = None
+    if meaning is not None and method.meaning_contrast_weight > 0:
+        meaning_contrast = meaning_contrast_scores(meaning, tagged, pool, candidates)
+    return Parts(words, near, alike, contrast, meaning_contrast)
 
 
 def combined(parts: Parts, method: Method = PUBSEARCH) -> FloatArray:
     """``parts`` mixed by ``method``'s weights: the nearest record's share of the words
-    score, then meaning's share, where a record has a vector."""
+    score, then meaning's share, where a record has a vector; then the tag against the
+    rest added with its weights (in meaning, where a record has a vector)."""
     words = parts.words
     if parts.nearest is not None and method.nearest_weight > 0:
         share = np.float32(method.nearest_weight)
         words = ((1 - share) * words + share * parts.nearest).astype(np.float32)
-    if parts.meaning is None or method.meaning_weight <= 0:
-        return words
-    weight = np.float32(method.meaning_weight)
-    mixed = (1 - weight) * words + weight * parts.meaning
-    return np.where(np.isnan(parts.meaning), words, mixed).astype(np.float32)
+    mixed = words
+    if parts.meaning is not None and method.meaning_weight > 0:
+        weight = np.float32(method.meaning_weight)
+        both = (1 - weight) * words + weight * parts.meaning
+        mixed = np.where(np.isnan(parts.meaning), words, both).astype(np.float32)
+    if parts.contrast is not None and method.contrast_weight > 0:
+        mixed = (mixed + np.float32(method.contrast_weight) * parts.contrast).astype(np.float32)
+    if parts.meaning_contrast is not None and method.meaning_contrast_weight > 0:
+        extra = np.nan_to_num(parts.meaning_contrast, nan=0.0)
+        weight = np.float32(method.meaning_contrast_weight)
+        mixed = (mixed + weight * extra).astype(np.float32)
+    return mixed
 
 
 def scores(
@@ -225,12 +329,14 @@ def scores(
     candidates: BoolArray,
     method: Method = PUBSEARCH,
     meaning: Meaning | None = None,
+    pool: BoolArray | None = None,
 ) -> FloatArray:
     """Every record's likeness to the ``tagged`` records (higher: more alike), by
-    ``method``, standardised over the ``candidates`` (the records to rank); meaning joins
-    in where ``meaning`` is given and a record has a vector. ``common``: the mean of all
-    records' feature rows (:func:`column_means`, kept per generation by the caller)."""
-    parts = score_parts(features, tagged, common, candidates, method, meaning)
+    ``method``, from parts standardised over the ``candidates`` (the records to rank);
+    meaning joins in where ``meaning`` is given and a record has a vector. ``common``: the
+    mean of all records' feature rows (:func:`column_means`, kept per generation by the
+    caller); ``pool``: the records the tag is told from (default: every record)."""
+    parts = score_parts(features, tagged, common, candidates, method, meaning, pool)
     return combined(parts, method)
 
 
