@@ -346,14 +346,16 @@ def main(argv: list[str] | None = None) -> None:
         f"{len(authors)} authors, {len(subjects)} subjects, {len(fresh)} fresh authors, "
         f"{len(held)} held out"
     )
-    docs = needed_vectors(papers, authors + subjects + fresh + held)
+    redrawn: list[Task] = []
+    if args.tune_contrast:
+        redrawn = redrawn_subjects(papers, subjects[:DEV_SUBJECTS], REDRAW_SEEDS)
+    docs = needed_vectors(papers, authors + subjects + fresh + held + redrawn)
     vectors = vectors_for(papers, docs, args.work)
     if args.embed_only:
         return
     if args.tune_contrast:
-        dev_subjects = subjects[:DEV_SUBJECTS]
-        redrawn = dev_subjects + redrawn_subjects(papers, dev_subjects, REDRAW_SEEDS)
-        tune_contrast(papers, authors[:DEV_AUTHORS], redrawn, vectors, args.work)
+        chosen = subjects[:DEV_SUBJECTS] + redrawn
+        tune_contrast(papers, authors[:DEV_AUTHORS], chosen, vectors, args.work)
         return
     if args.tune_nearest:
         tune_nearest(papers, authors + fresh, subjects[:DEV_SUBJECTS], vectors, args.work)
