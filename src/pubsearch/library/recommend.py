@@ -35,6 +35,7 @@ from __future__ import annotations
 import warnings
 import zipfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,6 +65,7 @@ MEANING_WEIGHT = 0.4
 # (drawn with CONTRAST_SEED), its C by words and by meaning, and its margins' weights
 # (bench/recommend.py's tuning tags; docs/following.md).
 NEGATIVES = 5_000
+MEANING_NEGATIVES = 2_000
 CONTRAST_SEED = 35
 WORDS_C = 0.01
 MEANING_C = 0.1
@@ -235,7 +237,7 @@ def meaning_contrast_scores(
     positives = [v for doc in tagged if (v := meaning.vector(int(doc))) is not None]
     negatives = [
         v
-        for doc in contrast_sample(pool & present, tagged)
+        for doc in contrast_sample(pool & present, tagged, MEANING_NEGATIVES)
         if (v := meaning.vector(int(doc))) is not None
     ]
     if not positives or not negatives:
@@ -280,23 +282,33 @@ def score_parts(
 ) -> Parts:
     """The parts :func:`combined` mixes, those ``method`` weighs (Rocchio's weight of the
     mean record is ``method.common``); the tag against the rest is fitted against a
-    sample of ``pool`` (default: every record)."""
-    words = standardised(word_scores(features, tagged, common, method.common), candidates)
-    near = None
-    if method.nearest_weight > 0:
-        near = standardised(nearest_scores(features, tagged), candidates)
-    alike = None
-    if meaning is not None and method.meaning_weight > 0:
-        alike = meaning_scores(meaning, tagged, candidates)
+    sample of ``pool`` (default: every record). The two SVMs are fitted in a thread of
+    their own while the other parts are made (liblinear and scipy's products let go of the
+    interpreter's lock: on 2 CPUs a list then takes little longer than without them)."""
     if pool is None:
         pool = np.ones(features.shape[0], dtype=np.bool_)
-    contrast = None
-    if method.contrast_weight > 0:
-        contrast = standardised(contrast_scores(features, tagged, pool), candidates)
-    meaning_contrast = None
-    if meaning is not None and method.meaning_contrast_weight > 0:
-        meaning_contrast = meaning_contrast_scores(meaning, tagged, pool, candidates)
-    return Parts(words, near, alike, contrast, meaning_contrast)
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        contrast = meaning_contrast = None
+        if method.contrast_weight > 0:
+            contrast = beside.submit(contrast_scores, features, tagged, pool)
+        if meaning is not None and method.meaning_contrast_weight > 0:
+            meaning_contrast = beside.submit(
+                meaning_contrast_scores, meaning, tagged, pool, candidates
+            )
+        words = standardised(word_scores(features, tagged, common, method.common), candidates)
+        near = None
+        if method.nearest_weight > 0:
+            near = standardised(nearest_scores(features, tagged), candidates)
+        alike = None
+        if meaning is not None and method.meaning_weight > 0:
+            alike = meaning_scores(meaning, tagged, candidates)
+        return Parts(
+            words,
+            near,
+            alike,
+            standardised(contrast.result(), candidates) if contrast is not None else None,
+            meaning_contrast.result() if meaning_contrast is not None else None,
+        )
 
 
 def combined(parts: Parts, method: Method = PUBSEARCH) -> FloatArray:
