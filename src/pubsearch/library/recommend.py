@@ -201,8 +201,8 @@ def svm_direction(rows: Any, positives: int, c: float) -> FloatArray | None:
     """The weights of a linear SVM (balanced classes) of ``rows``' first ``positives``
     against the rest; None when either side is empty. Rows of more columns than there are
     rows (words) are fitted in the dual, the others (sentence vectors) in the primal, with
-    a looser tolerance: the same direction (cosine 1.00000 on real vectors) in 0.4 s
-    rather than 0.5."""
+    a looser tolerance: the same direction (cosine 1.000000 on 60 real tags) in 0.20 s
+    rather than 0.27 (median)."""
     if positives <= 0 or positives >= rows.shape[0]:
         return None
     from sklearn.exceptions import ConvergenceWarning
