@@ -96,7 +96,7 @@ def test_the_pair_model_is_a_logistic_regression_of_its_features() -> None:
     x = np.zeros((2, len(FEATURES)))
     x[1, 0] = 0.5
     assert model.probability(x).tolist() == pytest.approx([1 / (1 + np.exp(0.5)), 0.5], rel=1e-6)
-    with pytest.raises(ValueError, match="needs 10 weights"):
+    with pytest.raises(ValueError, match="needs 12 weights"):
         peopleevidence.fitted([1.0], 0.0)
 
 
@@ -147,10 +147,16 @@ def test_run_pairs_are_every_pair_of_each_run_in_order() -> None:
     ]
 
 
-def test_features_of_runs_equal_those_of_the_pairs_one_by_one() -> None:
+@pytest.mark.parametrize("rows_at_once", [10_000, 1])
+def test_features_of_runs_equal_those_of_the_pairs_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, rows_at_once: int
+) -> None:
+    # Long runs' rows read together, or one run at a time.
+    monkeypatch.setattr(peopleevidence, "_RUN_ROWS", rows_at_once)
     # A run long enough to be worked out as one product and short ones beside it.
     long = peopleevidence._RUN_PRODUCT + 3
-    records = filler(40) + [
+    records = filler(40) + [(["Co Author0", "Co Author1"], ["cs.LG"], "elsewhere together")]
+    records += [
         (
             [f"Co Author{i % 4}", "Sam Same"],
             ["cs.LG" if i % 2 else "math.PR"],
@@ -168,3 +174,44 @@ def test_features_of_runs_equal_those_of_the_pairs_one_by_one() -> None:
     np.testing.assert_allclose(by_runs, one_by_one, rtol=1e-5, atol=1e-6)
     assert by_runs[:, FEATURES["words"]].max() > 0
     assert by_runs[:, FEATURES["co-author forms"]].max() > 0
+    assert by_runs[:, FEATURES["log1p co-authors' co-authors"]].max() > 0
+
+
+def test_co_authors_who_wrote_together_link_two_circles() -> None:
+    ev = evidence(
+        [
+            (["Ana Ruiz", "Bo Chen"], ["cs.LG"], "sparse attention kernels"),
+            (["Ana Ruiz", "Cy Diaz"], ["cs.LG"], "sparse attention kernels again"),
+            (["Ana Ruiz", "Di Eng"], ["cs.LG"], "sparse attention kernels once more"),
+            (["Ana Ruiz", "Bo Chen"], ["cs.LG"], "sparse attention kernels at last"),
+            # Ana Ruiz's co-authors Bo Chen and Cy Diaz wrote together, without her.
+            (["Bo Chen", "Cy Diaz"], ["cs.LG"], "a paper of theirs"),
+            *filler(10),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    features = vectors.features(np.array([0, 0, 1, 0]), np.array([1, 2, 2, 3]))
+    reach = features[:, FEATURES["log1p co-authors' co-authors"]]
+    # Bo Chen (3 entries) and Cy Diaz (2) on one record: the product of their weights.
+    expected = (1 / np.log(4)) * (1 / np.log(3))
+    assert reach[0] == pytest.approx(np.log1p(expected), rel=1e-5)
+    # Di Eng wrote with neither; Bo Chen shared is a co-author form, not a link of two.
+    assert reach[1:].tolist() == [0, 0, 0]
+    assert features[:, FEATURES["any co-authors' co-author"]].tolist() == [1, 0, 0, 0]
+    assert features[3, FEATURES["any co-author form"]] == 1
+
+
+def test_a_common_co_author_links_no_circles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peopleevidence, "REACH_MAX", 2)  # Bo Chen has 3 entries
+    ev = evidence(
+        [
+            (["Ana Ruiz", "Bo Chen"], ["cs.LG"], "sparse attention kernels"),
+            (["Ana Ruiz", "Cy Diaz"], ["cs.LG"], "sparse attention kernels again"),
+            (["Bo Chen", "Cy Diaz"], ["cs.LG"], "a paper of theirs"),
+            (["Bo Chen"], ["cs.LG"], "another paper of his"),
+            *filler(10),
+        ]
+    )
+    vectors = one_group_per_record(ev, "Ana Ruiz")
+    features = vectors.features(np.array([0]), np.array([1]))
+    assert features[0, FEATURES["log1p co-authors' co-authors"]] == 0

@@ -15,6 +15,9 @@ profile). Two groups are compared by:
   into groups already, are caught here when written differently, too common to link
   (more than :attr:`~pubsearch.index.people.Settings.coauthor_max` records) or on a
   long author list;
+- the **co-authors' co-authors**: how often a co-author of one group wrote a record with a
+  co-author of the other (each pair of forms weighed as the forms are; forms on more than
+  :data:`REACH_MAX` entries left out), a link between two circles that share no one;
 - how much each says: their words' and records' counts.
 
 :class:`PairModel` turns these into the probability that the two groups are one person's:
@@ -62,6 +65,11 @@ MAX_AUTHORS = 40
 # found mostly one person's.
 WORDS_FLOOR = 50
 
+# Co-authors' co-authors: a written form on more entries than this (a common name, many
+# people) links no two circles (as a co-author name on more records links no records:
+# :attr:`pubsearch.index.people.Settings.coauthor_max`).
+REACH_MAX = 100
+
 FEATURES = (
     "words",  # the words' cosine
     "sqrt words",
@@ -74,6 +82,8 @@ FEATURES = (
     "log more records",
     "co-author forms",  # the shared forms' weights, summed
     "any co-author form",
+    "log1p co-authors' co-authors",  # pairs of co-authors' forms (one each) on a record
+    "any co-authors' co-author",
 )
 
 
@@ -87,18 +97,20 @@ class PairModel:
     in 50 records)."""
 
     weights: tuple[float, ...] = (
-        1.7847,
-        0.6123,
-        2.9543,
-        3.7351,
-        -0.1661,
-        -0.7014,
-        -1.8191,
-        -0.2724,
-        1.9791,
-        1.0258,
+        1.9045,
+        0.756,
+        2.7896,
+        3.7106,
+        -0.2168,
+        -0.7277,
+        -1.8831,
+        -0.2948,
+        0.0565,
+        0.6992,
+        0.9354,
+        1.3904,
     )
-    intercept: float = 1.7351
+    intercept: float = 2.0601
 
     def probability(self, features: npt.NDArray[np.float64]) -> FloatArray:
         """Each row of ``features`` (pairs x :data:`FEATURES`): the probability that the
@@ -205,15 +217,50 @@ class Evidence:
         records of at most :data:`MAX_AUTHORS` authors), each form's column scaled by the
         square root of its weight (``1 / log(1 + its live entries)``); rows only for
         :attr:`rows`."""
+        return self._incidence(self.rows, np.inf)
+
+    @cached_property
+    def reach_incidence(self) -> Any:
+        """Written forms x documents: :attr:`form_incidence`'s entries, transposed, of every
+        live document (a co-author's other records may be anywhere, an update's too) and
+        of the forms of at most :data:`REACH_MAX` entries only."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix(self._incidence(self.live, REACH_MAX).T)
+
+    @cached_property
+    def reach_self(self) -> FloatArray:
+        """Each form's :attr:`reach_incidence` row's squared length: what a form shared by
+        two groups adds to their co-authors' co-authors' product (taken off again)."""
+        matrix = self.reach_incidence
+        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+        result: FloatArray = np.bincount(
+            rows, weights=matrix.data.astype(np.float64) ** 2, minlength=matrix.shape[0]
+        ).astype(np.float32)
+        return result
+
+    @cached_property
+    def _form_counts(self) -> IntArray:
+        """Each written form's live entries."""
+        docs = self.authors.doc_of_entry.astype(np.int64)
+        form = self.forms[self.authors.value_ids.astype(np.int64)]
+        count: IntArray = np.bincount(
+            form[self.live[docs]], minlength=int(self.forms.max(initial=-1)) + 1
+        )
+        return count
+
+    def _incidence(self, rows: BoolArray, most: float) -> Any:
+        """Documents x forms as :attr:`form_incidence` says, for the documents ``rows``
+        and the forms of at most ``most`` entries."""
         from scipy.sparse import csr_matrix
 
         authors = self.authors
         docs = authors.doc_of_entry.astype(np.int64)
         form = self.forms[authors.value_ids.astype(np.int64)]
-        alive = self.live[docs]
-        count = np.bincount(form[alive], minlength=int(self.forms.max(initial=-1)) + 1)
+        count = self._form_counts
         weight = np.sqrt(1.0 / np.log1p(np.maximum(count, 1)))
-        usable = self.rows[docs] & (np.diff(authors.offsets)[docs] <= MAX_AUTHORS)
+        usable = rows[docs] & (np.diff(authors.offsets)[docs] <= MAX_AUTHORS)
+        usable &= count[form] <= most
         matrix = csr_matrix(
             (weight[form[usable]].astype(np.float32), (docs[usable], form[usable])),
             shape=(len(self.live), len(count)),
@@ -281,6 +328,25 @@ class GroupVectors:
         matrix.eliminate_zeros()
         return matrix
 
+    @cached_property
+    def reach(self) -> _Product:
+        """Groups x documents, a row worked out when read: the records of the group's
+        co-authors' forms (:attr:`Evidence.reach_incidence`), so that two rows' dot
+        product is the summed weight of the pairs of their co-authors' forms on one
+        record, a form both have counted too (:attr:`shared_reach` says how much)."""
+        return _Product(self.coauthor_forms, self.evidence.reach_incidence)
+
+    @cached_property
+    def shared_reach(self) -> Any:
+        """:attr:`coauthor_forms`, each form scaled by the square root of its
+        :attr:`Evidence.reach_self`: two rows' dot product is what the forms they share
+        add to :attr:`reach`'s."""
+        from scipy.sparse import csr_matrix
+
+        matrix = csr_matrix(self.coauthor_forms, copy=True)
+        matrix.data *= np.sqrt(self.evidence.reach_self[matrix.indices])
+        return matrix
+
     def likeness(
         self, left: IntArray, right: IntArray, words_weight: float, words_scale: float
     ) -> FloatArray:
@@ -318,6 +384,8 @@ class GroupVectors:
         small = np.minimum(self.records[left], self.records[right])
         large = np.maximum(self.records[left], self.records[right])
         shared = dots(self.coauthor_forms).astype(np.float64)
+        reach = dots(self.reach).astype(np.float64) - dots(self.shared_reach)
+        reach[reach < 1e-6] = 0  # (float32's rounding of a difference)
         return np.column_stack(
             [
                 words,
@@ -330,8 +398,29 @@ class GroupVectors:
                 np.log(np.maximum(large, 1)),
                 shared,
                 shared > 0,
+                np.log1p(reach),
+                reach > 0,
             ]
         )
+
+
+class _Product:
+    """The rows of ``left @ right`` (sparse matrices), each read worked out then: the
+    product whole can be far larger than the rows a comparison needs at once."""
+
+    # Pairs compared at a time (:func:`_row_dots`): a row is a few hundred records at
+    # most (its co-authors' forms of at most REACH_MAX entries each).
+    rows_at_once = 10_000
+
+    def __init__(self, left: Any, right: Any) -> None:
+        self.left = left
+        self.right = right
+        self.shape = (left.shape[0], right.shape[1])
+
+    def __getitem__(self, rows: Any) -> Any:
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix(self.left[rows] @ self.right)
 
 
 def fitted(weights: Sequence[float], intercept: float) -> PairModel:
@@ -636,6 +725,8 @@ def upper(size: int) -> tuple[IntArray, IntArray]:
 # its rows with themselves (400 rows: 50 times faster than row by row); shorter runs'
 # pairs row by row (a product a run costs more than a few pairs).
 _RUN_PRODUCT = 12
+# Rows of long runs read at a time.
+_RUN_ROWS = 10_000
 
 
 def _run_dots(
@@ -647,11 +738,22 @@ def _run_dots(
     offsets = np.r_[0, np.cumsum(counts)]
     out = np.zeros(int(offsets[-1]), dtype=np.float32)
     long = sizes >= _RUN_PRODUCT
-    for run in np.flatnonzero(long).tolist():
-        first, size = int(starts[run]), int(sizes[run])
-        rows = matrix[first : first + size]
-        i, j = upper(size)
-        out[offsets[run] : offsets[run + 1]] = (rows @ rows.T).toarray()[i, j]
+    runs = np.flatnonzero(long)
+    at = 0
+    while at < len(runs):
+        # Long runs' rows read together, at most _RUN_ROWS (one run at least): a
+        # :class:`_Product`'s rows are worked out in one product.
+        end = at + max(1, int(np.searchsorted(np.cumsum(sizes[runs[at:]]), _RUN_ROWS, "right")))
+        chosen = runs[at:end]
+        block = matrix[np.concatenate([np.arange(starts[r], starts[r] + sizes[r]) for r in chosen])]
+        first = 0
+        for run in chosen.tolist():
+            size = int(sizes[run])
+            rows = block[first : first + size]
+            i, j = upper(size)
+            out[offsets[run] : offsets[run + 1]] = (rows @ rows.T).toarray()[i, j]
+            first += size
+        at = end
     short = np.repeat(~long, counts)
     if short.any():
         out[short] = _row_dots(matrix, left[short], right[short])
@@ -661,6 +763,7 @@ def _run_dots(
 def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
     """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
     out = np.zeros(len(left), dtype=np.float32)
+    chunk = min(chunk, getattr(matrix, "rows_at_once", chunk))
     for start in range(0, len(left), chunk):
         a = matrix[left[start : start + chunk]]
         b = matrix[right[start : start + chunk]]
