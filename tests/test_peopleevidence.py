@@ -147,12 +147,14 @@ def test_run_pairs_are_every_pair_of_each_run_in_order() -> None:
     ]
 
 
-@pytest.mark.parametrize("rows_at_once", [10_000, 1])
+@pytest.mark.parametrize(("rows_at_once", "dense"), [(10_000, 1 << 22), (1, 1 << 22), (1, 0)])
 def test_features_of_runs_equal_those_of_the_pairs_one_by_one(
-    monkeypatch: pytest.MonkeyPatch, rows_at_once: int
+    monkeypatch: pytest.MonkeyPatch, rows_at_once: int, dense: int
 ) -> None:
-    # Long runs' rows read together, or one run at a time.
+    # Long runs' rows read together, or one run at a time; multiplied as dense matrices
+    # of their columns, or as scipy's sparse ones.
     monkeypatch.setattr(peopleevidence, "_RUN_ROWS", rows_at_once)
+    monkeypatch.setattr(peopleevidence, "_DENSE_GRAM", dense)
     # A run long enough to be worked out as one product and short ones beside it.
     long = peopleevidence._RUN_PRODUCT + 3
     records = filler(40) + [(["Co Author0", "Co Author1"], ["cs.LG"], "elsewhere together")]

@@ -226,7 +226,9 @@ class Evidence:
         of the forms of at most :data:`REACH_MAX` entries only."""
         from scipy.sparse import csr_matrix
 
-        return csr_matrix(self._incidence(self.live, REACH_MAX).T)
+        # In float64: two groups' co-authors' co-authors are a difference of two products
+        # (see GroupVectors.reach), which float32 would blur past telling 0 from a link.
+        return csr_matrix(self._incidence(self.live, REACH_MAX).T, dtype=np.float64)
 
     @cached_property
     def reach_self(self) -> FloatArray:
@@ -343,7 +345,7 @@ class GroupVectors:
         add to :attr:`reach`'s."""
         from scipy.sparse import csr_matrix
 
-        matrix = csr_matrix(self.coauthor_forms, copy=True)
+        matrix = csr_matrix(self.coauthor_forms, dtype=np.float64, copy=True)
         matrix.data *= np.sqrt(self.evidence.reach_self[matrix.indices])
         return matrix
 
@@ -385,7 +387,7 @@ class GroupVectors:
         large = np.maximum(self.records[left], self.records[right])
         shared = dots(self.coauthor_forms).astype(np.float64)
         reach = dots(self.reach).astype(np.float64) - dots(self.shared_reach)
-        reach[reach < 1e-6] = 0  # (float32's rounding of a difference)
+        reach[reach < 1e-6] = 0  # (rounding: a link weighs 0.047 at least)
         return np.column_stack(
             [
                 words,
@@ -416,6 +418,7 @@ class _Product:
         self.left = left
         self.right = right
         self.shape = (left.shape[0], right.shape[1])
+        self.dtype = np.result_type(left.dtype, right.dtype)
 
     def __getitem__(self, rows: Any) -> Any:
         from scipy.sparse import csr_matrix
@@ -734,9 +737,11 @@ def _run_dots(
 ) -> FloatArray:
     """:func:`_row_dots` of the pairs :func:`run_pairs` gives for ``starts`` and
     ``sizes`` (``left`` and ``right``), a long run's at once."""
+    from scipy.sparse import csr_matrix
+
     counts = sizes * (sizes - 1) // 2
     offsets = np.r_[0, np.cumsum(counts)]
-    out = np.zeros(int(offsets[-1]), dtype=np.float32)
+    out = np.zeros(int(offsets[-1]), dtype=_dots_type(matrix))
     long = sizes >= _RUN_PRODUCT
     runs = np.flatnonzero(long)
     at = 0
@@ -746,12 +751,13 @@ def _run_dots(
         end = at + max(1, int(np.searchsorted(np.cumsum(sizes[runs[at:]]), _RUN_ROWS, "right")))
         chosen = runs[at:end]
         block = matrix[np.concatenate([np.arange(starts[r], starts[r] + sizes[r]) for r in chosen])]
+        block = csr_matrix(block)
+        block.sum_duplicates()  # (each entry once: _gram places them)
         first = 0
         for run in chosen.tolist():
             size = int(sizes[run])
-            rows = block[first : first + size]
             i, j = upper(size)
-            out[offsets[run] : offsets[run + 1]] = (rows @ rows.T).toarray()[i, j]
+            out[offsets[run] : offsets[run + 1]] = _gram(block, first, size)[i, j]
             first += size
         at = end
     short = np.repeat(~long, counts)
@@ -760,9 +766,34 @@ def _run_dots(
     return out
 
 
+# A run's rows are multiplied as a dense matrix of their columns when it holds at most
+# this many numbers (a product of scipy's costs far more for the few dozen rows of most).
+_DENSE_GRAM = 1 << 22
+
+
+def _gram(block: Any, first: int, size: int) -> npt.NDArray[np.floating[Any]]:
+    """The products of rows ``first`` to ``first + size`` of ``block`` (CSR) with each other
+    (size x size)."""
+    start, stop = int(block.indptr[first]), int(block.indptr[first + size])
+    columns, at = np.unique(block.indices[start:stop], return_inverse=True)
+    if size * len(columns) > _DENSE_GRAM:
+        rows = block[first : first + size]
+        result: npt.NDArray[np.floating[Any]] = (rows @ rows.T).toarray()
+        return result
+    dense = np.zeros((size, len(columns)), dtype=block.dtype)
+    lengths = np.diff(block.indptr[first : first + size + 1])
+    dense[np.repeat(np.arange(size), lengths), at] = block.data[start:stop]
+    return dense @ dense.T
+
+
+def _dots_type(matrix: Any) -> type[np.floating[Any]]:
+    """float64 for a float64 matrix's products, else float32."""
+    return np.float64 if matrix.dtype == np.float64 else np.float32
+
+
 def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
     """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
-    out = np.zeros(len(left), dtype=np.float32)
+    out = np.zeros(len(left), dtype=_dots_type(matrix))
     chunk = min(chunk, getattr(matrix, "rows_at_once", chunk))
     for start in range(0, len(left), chunk):
         a = matrix[left[start : start + chunk]]
