@@ -231,15 +231,14 @@ class Evidence:
         return csr_matrix(self._incidence(self.live, REACH_MAX).T, dtype=np.float64)
 
     @cached_property
-    def reach_self(self) -> FloatArray:
+    def reach_self(self) -> npt.NDArray[np.float64]:
         """Each form's :attr:`reach_incidence` row's squared length: what a form shared by
         two groups adds to their co-authors' co-authors' product (taken off again)."""
         matrix = self.reach_incidence
         rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        result: FloatArray = np.bincount(
-            rows, weights=matrix.data.astype(np.float64) ** 2, minlength=matrix.shape[0]
-        ).astype(np.float32)
-        return result
+        weights = matrix.data.astype(np.float64) ** 2
+        result = np.bincount(rows, weights=weights, minlength=matrix.shape[0])
+        return result.astype(np.float64)
 
     @cached_property
     def _form_counts(self) -> IntArray:
@@ -387,7 +386,8 @@ class GroupVectors:
         large = np.maximum(self.records[left], self.records[right])
         shared = dots(self.coauthor_forms).astype(np.float64)
         reach = dots(self.reach).astype(np.float64) - dots(self.shared_reach)
-        reach[reach < 1e-6] = 0  # (rounding: a link weighs 0.047 at least)
+        # Rounding aside: a link weighs the product of two forms' weights, 0.047 at least.
+        reach[reach < 0.01] = 0
         return np.column_stack(
             [
                 words,
