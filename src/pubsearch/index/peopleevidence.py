@@ -410,9 +410,7 @@ class _Product:
     """The rows of ``left @ right`` (sparse matrices), each read worked out then: the
     product whole can be far larger than the rows a comparison needs at once."""
 
-    # Pairs compared at a time (:func:`_row_dots`): a row is a few hundred records at
-    # most (its co-authors' forms of at most REACH_MAX entries each).
-    rows_at_once = 10_000
+    rows_at_once = 10_000  # pairs compared at a time (_row_dots): rows of a few hundred
 
     def __init__(self, left: Any, right: Any) -> None:
         self.left = left
@@ -728,8 +726,9 @@ def upper(size: int) -> tuple[IntArray, IntArray]:
 # its rows with themselves (400 rows: 50 times faster than row by row); shorter runs'
 # pairs row by row (a product a run costs more than a few pairs).
 _RUN_PRODUCT = 12
-# Rows of long runs read at a time.
-_RUN_ROWS = 10_000
+_RUN_ROWS = 10_000  # rows of long runs read at a time
+# Products of float64 matrices are kept in float64, others' in float32.
+_DOTS = {False: np.float32, True: np.float64}
 
 
 def _run_dots(
@@ -741,7 +740,7 @@ def _run_dots(
 
     counts = sizes * (sizes - 1) // 2
     offsets = np.r_[0, np.cumsum(counts)]
-    out = np.zeros(int(offsets[-1]), dtype=_dots_type(matrix))
+    out = np.zeros(int(offsets[-1]), dtype=_DOTS[matrix.dtype == np.float64])
     long = sizes >= _RUN_PRODUCT
     runs = np.flatnonzero(long)
     at = 0
@@ -786,14 +785,9 @@ def _gram(block: Any, first: int, size: int) -> npt.NDArray[np.floating[Any]]:
     return dense @ dense.T
 
 
-def _dots_type(matrix: Any) -> type[np.floating[Any]]:
-    """float64 for a float64 matrix's products, else float32."""
-    return np.float64 if matrix.dtype == np.float64 else np.float32
-
-
 def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
     """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
-    out = np.zeros(len(left), dtype=_dots_type(matrix))
+    out = np.zeros(len(left), dtype=_DOTS[matrix.dtype == np.float64])
     chunk = min(chunk, getattr(matrix, "rows_at_once", chunk))
     for start in range(0, len(left), chunk):
         a = matrix[left[start : start + chunk]]
