@@ -350,8 +350,15 @@ def test_embed_says_how_long_it_expects_then_ctrl_c_says_what_was_kept(tmp_path:
     assert built.exit_code == 0, built.output
     env = {k: v for k, v in os.environ.items() if k != "PUBSEARCH_NO_VECTORS"}
     command = [sys.executable, "-m", "pubsearch", "embed", "--index", str(ix)]
+    # A suite run as a background job of a script inherits SIGINT ignored, and Python
+    # keeps it so: the process gets Ctrl-C's disposition at a terminal, as users run it.
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stderr is not None
     first = process.stderr.readline()
