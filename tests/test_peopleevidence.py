@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pubsearch.index import people, peopleevidence, peoplewords
+from pubsearch.index import people, peopleevidence, peoplewords, rowdots
 from pubsearch.index.facets import MultiValued
 
 FEATURES = {name: i for i, name in enumerate(peopleevidence.FEATURES)}
@@ -136,27 +136,16 @@ def test_words_common_in_scientific_writing_weigh_nothing_even_in_a_small_index(
     assert words[1] > 0.3
 
 
-def test_run_pairs_are_every_pair_of_each_run_in_order() -> None:
-    starts, sizes = np.array([0, 3, 4]), np.array([3, 1, 2])
-    left, right = peopleevidence.run_pairs(starts, sizes)
-    assert list(zip(left.tolist(), right.tolist(), strict=True)) == [
-        (0, 1),
-        (0, 2),
-        (1, 2),
-        (4, 5),
-    ]
-
-
 @pytest.mark.parametrize(("rows_at_once", "dense"), [(10_000, 1 << 22), (1, 1 << 22), (1, 0)])
 def test_features_of_runs_equal_those_of_the_pairs_one_by_one(
     monkeypatch: pytest.MonkeyPatch, rows_at_once: int, dense: int
 ) -> None:
     # Long runs' rows read together, or one run at a time; multiplied as dense matrices
     # of their columns, or as scipy's sparse ones.
-    monkeypatch.setattr(peopleevidence, "_RUN_ROWS", rows_at_once)
-    monkeypatch.setattr(peopleevidence, "_DENSE_GRAM", dense)
+    monkeypatch.setattr(rowdots, "RUN_ROWS", rows_at_once)
+    monkeypatch.setattr(rowdots, "DENSE_GRAM", dense)
     # A run long enough to be worked out as one product and short ones beside it.
-    long = peopleevidence._RUN_PRODUCT + 3
+    long = rowdots.RUN_PRODUCT + 3
     records = filler(40) + [(["Co Author0", "Co Author1"], ["cs.LG"], "elsewhere together")]
     records += [
         (

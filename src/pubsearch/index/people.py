@@ -40,9 +40,8 @@ from pubsearch.index.peopleevidence import (
     GroupVectors,
     PairModel,
     name_forms,
-    run_pairs,
-    upper,
 )
+from pubsearch.index.rowdots import run_pairs, upper
 
 __all__ = ["HOW", "Evidence", "Settings", "Split", "join", "name_forms", "split"]
 

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from pubsearch.index.facets import MultiValued
 from pubsearch.index.peoplewords import DocWords, term_hashes
+from pubsearch.index.rowdots import RowProduct, row_dots, run_dots, run_pairs
 from pubsearch.ingest.records import fold
 
 IntArray = npt.NDArray[np.int64]
@@ -226,19 +227,23 @@ class Evidence:
         of the forms of at most :data:`REACH_MAX` entries only."""
         from scipy.sparse import csr_matrix
 
-        # In float64: two groups' co-authors' co-authors are a difference of two products
-        # (see GroupVectors.reach), which float32 would blur past telling 0 from a link.
-        return csr_matrix(self._incidence(self.live, REACH_MAX).T, dtype=np.float64)
+        return csr_matrix(self._reach_by_document.T)
 
     @cached_property
-    def reach_self(self) -> npt.NDArray[np.float64]:
-        """Each form's :attr:`reach_incidence` row's squared length: what a form shared by
-        two groups adds to their co-authors' co-authors' product (taken off again)."""
-        matrix = self.reach_incidence
-        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        weights = matrix.data.astype(np.float64) ** 2
-        result = np.bincount(rows, weights=weights, minlength=matrix.shape[0])
-        return result.astype(np.float64)
+    def _reach_by_document(self) -> Any:
+        """:attr:`reach_incidence` transposed (documents x forms)."""
+        return self._incidence(self.live, REACH_MAX)
+
+    def links(self, forms: IntArray) -> Any:
+        """How often each of ``forms`` (sorted, distinct) wrote with each written form:
+        ``forms`` x forms, the summed products of the two forms' weights over the records
+        (of :attr:`reach_incidence`) they are on together; a form's own entry 0."""
+        matrix = self.reach_incidence[forms] @ self._reach_by_document
+        matrix.sum_duplicates()
+        rows = np.repeat(forms, np.diff(matrix.indptr))
+        matrix.data[matrix.indices == rows] = 0
+        matrix.eliminate_zeros()
+        return matrix
 
     @cached_property
     def _form_counts(self) -> IntArray:
@@ -330,31 +335,36 @@ class GroupVectors:
         return matrix
 
     @cached_property
-    def reach(self) -> _Product:
-        """Groups x documents, a row worked out when read: the records of the group's
-        co-authors' forms (:attr:`Evidence.reach_incidence`), so that two rows' dot
-        product is the summed weight of the pairs of their co-authors' forms on one
-        record, a form both have counted too (:attr:`shared_reach` says how much)."""
-        return _Product(self.coauthor_forms, self.evidence.reach_incidence)
-
-    @cached_property
-    def shared_reach(self) -> Any:
-        """:attr:`coauthor_forms`, each form scaled by the square root of its
-        :attr:`Evidence.reach_self`: two rows' dot product is what the forms they share
-        add to :attr:`reach`'s."""
+    def reach(self) -> RowProduct:
+        """Groups x written forms, a row worked out when read: the links
+        (:meth:`Evidence.links`) of the group's co-authors' forms, so that a row's dot
+        product with another group's :attr:`coauthor_forms` row is the summed weight of
+        the pairs of their co-authors' forms (one of each, two forms) on one record."""
         from scipy.sparse import csr_matrix
 
-        matrix = csr_matrix(self.coauthor_forms, dtype=np.float64, copy=True)
-        matrix.data *= np.sqrt(self.evidence.reach_self[matrix.indices])
-        return matrix
+        coauthors = self.coauthor_forms
+        # Only forms on at most REACH_MAX entries have links: the others' columns left out.
+        linked = np.diff(self.evidence.reach_incidence.indptr) > 0
+        forms = np.unique(coauthors.indices)
+        forms = forms[linked[forms]]
+        kept = linked[coauthors.indices]
+        rows = np.repeat(np.arange(coauthors.shape[0]), np.diff(coauthors.indptr))
+        left = csr_matrix(
+            (
+                coauthors.data[kept],
+                (rows[kept], np.searchsorted(forms, coauthors.indices[kept])),
+            ),
+            shape=(coauthors.shape[0], len(forms)),
+        )
+        return RowProduct(left, self.evidence.links(forms))
 
     def likeness(
         self, left: IntArray, right: IntArray, words_weight: float, words_scale: float
     ) -> FloatArray:
         """How alike each pair of groups is by words and subjects alone:
         ``w * min(words * scale, 1) + (1 - w) * subjects`` (the joiner's measure)."""
-        words = np.minimum(_row_dots(self.words, left, right) * words_scale, 1)
-        subjects = _row_dots(self.subjects, left, right)
+        words = np.minimum(row_dots(self.words, left, right) * words_scale, 1)
+        subjects = row_dots(self.subjects, left, right)
         result: FloatArray = (words_weight * words + (1 - words_weight) * subjects).astype(
             np.float32
         )
@@ -362,7 +372,7 @@ class GroupVectors:
 
     def features(self, left: IntArray, right: IntArray) -> npt.NDArray[np.float64]:
         """Each pair's :data:`FEATURES` (pairs x features)."""
-        return self._features(left, right, lambda m: _row_dots(m, left, right))
+        return self._features(left, right, lambda m, o=None: row_dots(m, left, right, o))
 
     def run_features(
         self, starts: IntArray, sizes: IntArray
@@ -371,11 +381,13 @@ class GroupVectors:
         ``starts[r]``; :func:`run_pairs`) and their :data:`FEATURES`: a long run's
         products are worked out at once."""
         left, right = run_pairs(starts, sizes)
-        found = self._features(left, right, lambda m: _run_dots(m, left, right, starts, sizes))
+        found = self._features(
+            left, right, lambda m, o=None: run_dots(m, left, right, starts, sizes, o)
+        )
         return left, right, found
 
     def _features(
-        self, left: IntArray, right: IntArray, dots: Callable[[Any], FloatArray]
+        self, left: IntArray, right: IntArray, dots: Callable[..., FloatArray]
     ) -> npt.NDArray[np.float64]:
         words = dots(self.words).astype(np.float64)
         subjects = dots(self.subjects).astype(np.float64)
@@ -385,9 +397,7 @@ class GroupVectors:
         small = np.minimum(self.records[left], self.records[right])
         large = np.maximum(self.records[left], self.records[right])
         shared = dots(self.coauthor_forms).astype(np.float64)
-        reach = dots(self.reach).astype(np.float64) - dots(self.shared_reach)
-        # Rounding aside: a link weighs the product of two forms' weights, 0.047 at least.
-        reach[reach < 0.01] = 0
+        reach = dots(self.reach, self.coauthor_forms).astype(np.float64)
         return np.column_stack(
             [
                 words,
@@ -404,24 +414,6 @@ class GroupVectors:
                 reach > 0,
             ]
         )
-
-
-class _Product:
-    """The rows of ``left @ right`` (sparse matrices), each read worked out then: the
-    product whole can be far larger than the rows a comparison needs at once."""
-
-    rows_at_once = 10_000  # pairs compared at a time (_row_dots): rows of a few hundred
-
-    def __init__(self, left: Any, right: Any) -> None:
-        self.left = left
-        self.right = right
-        self.shape = (left.shape[0], right.shape[1])
-        self.dtype = np.result_type(left.dtype, right.dtype)
-
-    def __getitem__(self, rows: Any) -> Any:
-        from scipy.sparse import csr_matrix
-
-        return csr_matrix(self.left[rows] @ self.right)
 
 
 def fitted(weights: Sequence[float], intercept: float) -> PairModel:
@@ -691,106 +683,3 @@ def _unit_rows(matrix: Any) -> Any:
     scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     matrix.data *= scale[rows].astype(np.float32)
     return matrix
-
-
-def run_pairs(starts: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray]:
-    """Every pair (i < j) of the rows of each run (``sizes[r]`` rows from ``starts[r]``),
-    run by run, each run's in :func:`numpy.triu_indices` order."""
-    lefts: list[IntArray] = []
-    rights: list[IntArray] = []
-    at: list[IntArray] = []
-    for size in np.unique(sizes).tolist():
-        if size < 2:
-            continue
-        chosen = np.flatnonzero(sizes == size)
-        i, j = upper(size)
-        lefts.append((starts[chosen][:, None] + i[None, :]).ravel())
-        rights.append((starts[chosen][:, None] + j[None, :]).ravel())
-        at.append(np.repeat(chosen, len(i)))
-    if not lefts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    left, right = np.concatenate(lefts), np.concatenate(rights)
-    sort = np.lexsort((right, left, np.concatenate(at)))
-    return left[sort], right[sort]
-
-
-@functools.cache
-def upper(size: int) -> tuple[IntArray, IntArray]:
-    """The indices of a ``size`` x ``size`` matrix's upper triangle."""
-    i, j = np.triu_indices(size, k=1)
-    return i.astype(np.int64), j.astype(np.int64)
-
-
-# A run of at least this many rows has its pairs' products worked out as one product of
-# its rows with themselves (400 rows: 50 times faster than row by row); shorter runs'
-# pairs row by row (a product a run costs more than a few pairs).
-_RUN_PRODUCT = 12
-_RUN_ROWS = 10_000  # rows of long runs read at a time
-# Products of float64 matrices are kept in float64, others' in float32.
-_DOTS = {False: np.float32, True: np.float64}
-
-
-def _run_dots(
-    matrix: Any, left: IntArray, right: IntArray, starts: IntArray, sizes: IntArray
-) -> FloatArray:
-    """:func:`_row_dots` of the pairs :func:`run_pairs` gives for ``starts`` and
-    ``sizes`` (``left`` and ``right``), a long run's at once."""
-    from scipy.sparse import csr_matrix
-
-    counts = sizes * (sizes - 1) // 2
-    offsets = np.r_[0, np.cumsum(counts)]
-    out = np.zeros(int(offsets[-1]), dtype=_DOTS[matrix.dtype == np.float64])
-    long = sizes >= _RUN_PRODUCT
-    runs = np.flatnonzero(long)
-    at = 0
-    while at < len(runs):
-        # Long runs' rows read together, at most _RUN_ROWS (one run at least): a
-        # :class:`_Product`'s rows are worked out in one product.
-        end = at + max(1, int(np.searchsorted(np.cumsum(sizes[runs[at:]]), _RUN_ROWS, "right")))
-        chosen = runs[at:end]
-        block = matrix[np.concatenate([np.arange(starts[r], starts[r] + sizes[r]) for r in chosen])]
-        block = csr_matrix(block)
-        block.sum_duplicates()  # (each entry once: _gram places them)
-        first = 0
-        for run in chosen.tolist():
-            size = int(sizes[run])
-            i, j = upper(size)
-            out[offsets[run] : offsets[run + 1]] = _gram(block, first, size)[i, j]
-            first += size
-        at = end
-    short = np.repeat(~long, counts)
-    if short.any():
-        out[short] = _row_dots(matrix, left[short], right[short])
-    return out
-
-
-# A run's rows are multiplied as a dense matrix of their columns when it holds at most
-# this many numbers (a product of scipy's costs far more for the few dozen rows of most).
-_DENSE_GRAM = 1 << 22
-
-
-def _gram(block: Any, first: int, size: int) -> npt.NDArray[np.floating[Any]]:
-    """The products of rows ``first`` to ``first + size`` of ``block`` (CSR) with each other
-    (size x size)."""
-    start, stop = int(block.indptr[first]), int(block.indptr[first + size])
-    columns, at = np.unique(block.indices[start:stop], return_inverse=True)
-    if size * len(columns) > _DENSE_GRAM:
-        rows = block[first : first + size]
-        result: npt.NDArray[np.floating[Any]] = (rows @ rows.T).toarray()
-        return result
-    dense = np.zeros((size, len(columns)), dtype=block.dtype)
-    lengths = np.diff(block.indptr[first : first + size + 1])
-    dense[np.repeat(np.arange(size), lengths), at] = block.data[start:stop]
-    return dense @ dense.T
-
-
-def _row_dots(matrix: Any, left: IntArray, right: IntArray, chunk: int = 50_000) -> FloatArray:
-    """The dot product of rows ``left[i]`` and ``right[i]`` of ``matrix``, for each i."""
-    out = np.zeros(len(left), dtype=_DOTS[matrix.dtype == np.float64])
-    chunk = min(chunk, getattr(matrix, "rows_at_once", chunk))
-    for start in range(0, len(left), chunk):
-        a = matrix[left[start : start + chunk]]
-        b = matrix[right[start : start + chunk]]
-        out[start : start + chunk] = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-    return out
