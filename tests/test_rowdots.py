@@ -69,3 +69,21 @@ def test_a_row_product_is_worked_out_by_rows() -> None:
     np.testing.assert_allclose(
         product[np.array([4, 2])].toarray(), (a @ b).toarray()[[4, 2]], rtol=1e-5
     )
+
+
+def test_a_runs_entries_written_twice_are_summed() -> None:
+    # A product's rows may hold a column twice, unsorted: each counts.
+    from scipy.sparse import csr_matrix
+
+    size = rowdots.RUN_PRODUCT + 1
+    indices = np.array([[2, 0, 2], [1, 2, 1]] * size)[:size].ravel()
+    data = np.tile(np.array([1.0, 2.0, 3.0], dtype=np.float32), size)
+    matrix = csr_matrix((data, indices, np.arange(0, 3 * size + 1, 3)), shape=(size, 4))
+    starts, sizes = np.array([0]), np.array([size])
+    left, right = rowdots.run_pairs(starts, sizes)
+    dense = matrix.toarray()  # scipy sums the two entries of a place
+    expected = (dense[left] * dense[right]).sum(axis=1)
+    np.testing.assert_allclose(rowdots.run_dots(matrix, left, right, starts, sizes), expected)
+    other = csr_matrix(dense)
+    found = rowdots.run_dots(matrix, left, right, starts, sizes, other)
+    np.testing.assert_allclose(found, expected)

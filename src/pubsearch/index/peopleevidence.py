@@ -238,8 +238,7 @@ class Evidence:
         """How often each of ``forms`` (sorted, distinct) wrote with each written form:
         ``forms`` x forms, the summed products of the two forms' weights over the records
         (of :attr:`reach_incidence`) they are on together; a form's own entry 0."""
-        matrix = self.reach_incidence[forms] @ self._reach_by_document
-        matrix.sum_duplicates()
+        matrix = self.reach_incidence[forms] @ self._reach_by_document  # (no duplicates)
         rows = np.repeat(forms, np.diff(matrix.indptr))
         matrix.data[matrix.indices == rows] = 0
         matrix.eliminate_zeros()

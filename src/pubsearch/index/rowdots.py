@@ -104,6 +104,8 @@ def run_dots(
 ) -> FloatArray:
     """:func:`row_dots` of the pairs :func:`run_pairs` gives for ``starts`` and ``sizes``
     (``left`` and ``right``), a long run's at once."""
+    from scipy.sparse import csr_matrix
+
     counts = sizes * (sizes - 1) // 2
     offsets = np.r_[0, np.cumsum(counts)]
     out = np.zeros(int(offsets[-1]), dtype=_dtype(matrix, other))
@@ -116,8 +118,8 @@ def run_dots(
         end = at + max(1, int(np.searchsorted(np.cumsum(sizes[runs[at:]]), RUN_ROWS, "right")))
         chosen = runs[at:end]
         rows = np.concatenate([np.arange(starts[r], starts[r] + sizes[r]) for r in chosen])
-        block = _canonical(matrix[rows])
-        other_block = block if other is None else _canonical(other[rows])
+        block = csr_matrix(matrix[rows])
+        other_block = block if other is None else csr_matrix(other[rows])
         first = 0
         for run in chosen.tolist():
             size = int(sizes[run])
@@ -133,49 +135,42 @@ def run_dots(
 
 def gram(block: Any, first: int, size: int, other: Any = None) -> npt.NDArray[np.floating[Any]]:
     """The products of rows ``first`` to ``first + size`` of ``block`` with those of
-    ``other`` (``block`` if not given; CSR matrices, each entry once): size x size."""
+    ``other`` (``block`` if not given; CSR matrices): size x size."""
     other = block if other is None else other
     start, stop = int(other.indptr[first]), int(other.indptr[first + size])
     columns, at = np.unique(other.indices[start:stop], return_inverse=True)
+    if not len(columns):
+        return np.zeros((size, size), dtype=_dtype(block, other))
     if size * len(columns) > DENSE_GRAM:
         result: npt.NDArray[np.floating[Any]] = (
             block[first : first + size] @ other[first : first + size].T
         ).toarray()
         return result
-    right = _dense(other, first, size, columns, at.ravel())
+    right = _dense(other, first, size, len(columns), at.ravel(), other.data[start:stop])
     if other is block:
         return right @ right.T
-    # Only the columns of ``other``'s rows count: ``block``'s others are left out.
+    # Only the columns of ``other``'s rows count: ``block``'s others weigh 0.
     start, stop = int(block.indptr[first]), int(block.indptr[first + size])
     indices = block.indices[start:stop]
-    place = np.minimum(np.searchsorted(columns, indices), max(len(columns) - 1, 0))
-    kept = columns[place] == indices if len(columns) else np.zeros(len(indices), np.bool_)
-    left = np.zeros((size, len(columns)), dtype=block.dtype)
-    rows = np.repeat(np.arange(size), np.diff(block.indptr[first : first + size + 1]))
-    left[rows[kept], place[kept]] = block.data[start:stop][kept]
+    place = np.minimum(np.searchsorted(columns, indices), len(columns) - 1)
+    data = np.where(columns[place] == indices, block.data[start:stop], 0)
+    left = _dense(block, first, size, len(columns), place, data)
     product: npt.NDArray[np.floating[Any]] = left @ right.T
     return product
 
 
 def _dense(
-    block: Any, first: int, size: int, columns: IntArray, at: IntArray
+    block: Any, first: int, size: int, columns: int, at: IntArray, data: Any
 ) -> npt.NDArray[np.floating[Any]]:
     """Rows ``first`` to ``first + size`` of ``block`` as a dense matrix of ``columns``
-    (``at``: each entry's column among them)."""
-    start, stop = int(block.indptr[first]), int(block.indptr[first + size])
-    dense = np.zeros((size, len(columns)), dtype=block.dtype)
-    lengths = np.diff(block.indptr[first : first + size + 1])
-    dense[np.repeat(np.arange(size), lengths), at] = block.data[start:stop]
-    return dense
-
-
-def _canonical(matrix: Any) -> Any:
-    """``matrix`` as CSR, each entry once (a dense matrix made of it places them)."""
+    columns, their entries ``data`` in columns ``at`` (those of one place summed)."""
     from scipy.sparse import csr_matrix
 
-    matrix = csr_matrix(matrix)
-    matrix.sum_duplicates()
-    return matrix
+    indptr = block.indptr[first : first + size + 1] - block.indptr[first]
+    result: npt.NDArray[np.floating[Any]] = csr_matrix(
+        (data.astype(block.dtype, copy=False), at, indptr), shape=(size, columns)
+    ).toarray()
+    return result
 
 
 def _dtype(matrix: Any, other: Any) -> type[np.floating[Any]]:
