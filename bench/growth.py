@@ -6,7 +6,8 @@ own snapshot), on this machine, one markdown table row:
 
 * the build: ``pubsearch index --format arxiv FILE`` (the plain command: reader, duplicate
   merging, worker processes), its wall time, records/s, CPU a record (the process and its
-  workers), peak RSS (summed over the process tree, sampled), the index's size on disk;
+  workers), peak RSS (summed over the process tree, sampled) and peak own memory (the
+  tree's anonymous pages, each shared one counted once: Pss_Anon), the index's size on disk;
 * a new process opening the index and answering a first faceted query, and its RSS then;
 * faceted queries: the seeded mix of ``bench/speed.py`` (words, rare words, 2-3 words,
   phrases, fielded, year ranges, subjects) with one query in six sorted by date, top 10 and
@@ -100,6 +101,7 @@ COLUMNS = (
     ("records/s", "rate", "{:,.0f}"),
     ("CPU ms/record", "cpu_ms", "{:.2f}"),
     ("build peak RSS MB", "peak_mb", "{:,.0f}"),
+    ("build peak own MB (shared pages once)", "anon_mb", "{:,.0f}"),
     ("index MB", "index_mb", "{:,.0f}"),
     ("bytes/record", "bytes_per_record", "{:,.0f}"),
     ("open + first query ms", "first_ms", "{:,.0f}"),
@@ -222,7 +224,8 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
     fmt = ["--format", "arxiv"] if snapshot else []
     cpu = children_cpu()
     build = [exe, "index", "--index", str(index), "--no-vectors", *fmt, str(data)]
-    wall, peak, out = speed.run_measured(build)
+    built = speed.run_measured(build)
+    wall, peak, out = built.wall, built.peak_mb, built.out
     cpu = children_cpu() - cpu
     print(f"  pubsearch index: {out.strip()}", file=sys.stderr)
     found = SUMMARY.search(out)
@@ -237,13 +240,15 @@ def measure(label: str, data: Path, snapshot: bool, args: argparse.Namespace) ->
         rate=read / wall,
         cpu_ms=1000 * cpu / read,
         peak_mb=peak,
+        anon_mb=built.anon_mb,
         index_mb=size / 1e6,
         bytes_per_record=size / indexed,
     )
     if not args.no_sqlite:
-        s_wall, s_peak, _ = speed.run_measured(
+        sqlite_built = speed.run_measured(
             [sys.executable, speed.__file__, "--sqlite-build", str(db), str(data)]
         )
+        s_wall, s_peak = sqlite_built.wall, sqlite_built.peak_mb
         row.figures.update(
             sqlite_s=s_wall, sqlite_rate=read / s_wall, sqlite_mb=db.stat().st_size / 1e6
         )

@@ -3,9 +3,11 @@
 Runs ``pubsearch index --index DIR SLICE --workers N`` under ``/usr/bin/time -v`` on the
 first ``--size`` records of the corpus (written once as a gzip slice under ``--tmp``) and
 prints records/s; the CPU time (user + system, workers included: steadier than wall time
-on a busy machine); and the peak resident memory, both ``/usr/bin/time``'s (the largest
-RSS of any one process of the build) and, sampled every 0.2 s, the largest sum of RSS over
-the build's process tree (what the machine must hold with workers).
+on a busy machine); and the peak resident memory: ``/usr/bin/time``'s (the largest RSS of
+any one process of the build); sampled every 0.2 s, the largest sum of RSS over the build's
+process tree (pages a forked child shares with its parent, and mapped index files, counted
+in each process); and sampled every second, the largest sum of the tree's Pss_Anon (its
+own memory, each shared page once: what the machine must find for the build).
 
 Run from the repository root, one at a time (the machine is shared)::
 
@@ -27,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+import speed
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "arxiv-2024-2026" / "records.jsonl.gz"
 
@@ -43,21 +47,6 @@ def write_slice(data: Path, size: int, out: Path) -> int:
     return count
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """RSS summed over ``pid`` and its descendants, from /proc (0 for a gone process)."""
-    total = 0
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            children = [int(c) for c in fh.read().split()]
-    except OSError:
-        return total
-    return total + sum(_tree_rss_kb(c) for c in children)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -71,6 +60,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="print time -v's output")
     args = parser.parse_args()
 
+    args.tmp.mkdir(parents=True, exist_ok=True)
     slice_path = args.tmp / f"pubsearch-bench-{args.size or 'all'}.jsonl.gz"
     if not slice_path.exists():
         write_slice(args.data, args.size, slice_path)
@@ -84,11 +74,16 @@ def main() -> None:
     proc = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    peak_tree = [0]
+    peak_tree = [0, 0]
 
     def sample() -> None:
+        tick = 0
         while proc.poll() is None:
-            peak_tree[0] = max(peak_tree[0], _tree_rss_kb(proc.pid))
+            pids = speed.tree_pids(proc.pid)
+            peak_tree[0] = max(peak_tree[0], sum(speed.rss_kb(pid) for pid in pids))
+            if tick % 5 == 0:
+                peak_tree[1] = max(peak_tree[1], sum(speed.pss_anon_kb(pid) for pid in pids))
+            tick += 1
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -111,7 +106,7 @@ def main() -> None:
     print(
         f"records={count} workers={args.workers} seconds={elapsed:.1f} "
         f"records/s={count / elapsed:.0f} peak_rss_mb={peak_mb:.0f} "
-        f"peak_tree_rss_mb={peak_tree[0] / 1024:.0f} "
+        f"peak_tree_rss_mb={peak_tree[0] / 1024:.0f} peak_own_mb={peak_tree[1] / 1024:.0f} "
         f"cpu_s={cpu:.1f} cpu_ms_per_record={1000 * cpu / count:.2f} "
         f"index_mb={size / 2**20:.0f} load={os.getloadavg()[0]:.2f}"
     )
