@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from people_support import saved_tables
 
-from pubsearch.index import people, peopleevidence, peoplewords, storage
+from pubsearch.core import forked
+from pubsearch.core.errors import IndexCorruptError
+from pubsearch.index import build, people, peopleevidence, peoplewords, storage
 from pubsearch.index.build import build_index, update_index
 from pubsearch.index.facets import FacetTable, MultiValued
 from pubsearch.index.peopletable import PeopleTable, person_id
@@ -366,6 +368,45 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
     build_index(tmp_path / "again", read_paths([seeds_dir], ReadReport()))
     table, again = saved_tables(tmp_path / "again")
     assert _ids_of(table, again, "Yang You") == yang_you
+
+
+def test_a_builds_people_made_in_a_fresh_process_are_those_made_in_a_forked_one(
+    tmp_path: Path, seeds_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From build.SPAWN_PEOPLE_FROM documents the people table is made by a fresh
+    interpreter from the files the build saved (not a forked child holding its tables):
+    the same table, array for array."""
+    build_index(tmp_path / "forked", read_paths([seeds_dir], ReadReport()))
+    monkeypatch.setattr(build, "SPAWN_PEOPLE_FROM", 0)
+    spawned: list[tuple[object, ...]] = []
+    started = forked.Spawned.__init__
+
+    def noted(self: forked.Spawned, function: Any, args: Any, name: str) -> None:
+        spawned.append((function, *args))
+        started(self, function, args, name)
+
+    monkeypatch.setattr(forked.Spawned, "__init__", noted)
+    build_index(tmp_path / "spawned", read_paths([seeds_dir], ReadReport()))
+    assert len(spawned) == 1 and spawned[0][0] is build.people_from_files
+    _, one = saved_tables(tmp_path / "forked")
+    _, other = saved_tables(tmp_path / "spawned")
+    assert list(one.ids) == list(other.ids) and len(one.ids) >= 4
+    for field in ("person", "how", "confidence", "by_name", "by_person", "name_keys"):
+        assert np.array_equal(getattr(one, field), getattr(other, field)), field
+
+
+def test_a_fresh_process_refuses_a_build_without_its_saved_words(
+    tmp_path: Path, seeds_dir: Path
+) -> None:
+    build_index(tmp_path / "ix", read_paths([seeds_dir], ReadReport()))
+    generation = storage.current_generation(tmp_path / "ix")
+    assert generation is not None
+    (generation / peoplewords.WORDS_FILE).unlink()
+    ix = storage.open_index(generation)
+    number = ix.latest_generation()
+    ix.close()
+    with pytest.raises(IndexCorruptError, match="words of generation"):
+        build.people_from_files(str(generation), number)
 
 
 def test_person_ids_are_the_name_and_the_smallest_record_id() -> None:

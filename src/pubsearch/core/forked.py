@@ -1,20 +1,29 @@
-"""A step run beside the rest, in a forked child process: a build's last steps are
-pure-Python work on tables it already holds, and a second CPU would otherwise wait.
+"""A step run beside the rest, in a child process: a build's last steps are pure-Python
+work, and a second CPU would otherwise wait.
 
-The child inherits the parent's memory (copy on write: the tables are not copied or
-pickled), runs the function, reports the first line of an error through a pipe and ends
-without the interpreter's teardown. It must not share open files with the parent (their
-offsets would be shared too): what it reads, it opens itself. Where ``fork`` is not a start
-method (Windows) or ``PUBSEARCH_NO_FORK=1``, the step runs in this process when waited
-for.
+:class:`Step`: a forked child inherits the parent's memory (copy on write: the tables are
+not copied or pickled), runs the function, reports the first line of an error through a
+pipe and ends without the interpreter's teardown. It must not share open files with the
+parent (their offsets would be shared too): what it reads, it opens itself. Where ``fork``
+is not a start method (Windows) or ``PUBSEARCH_NO_FORK=1``, the step runs in this process
+when waited for.
+
+:class:`Spawned`: a fresh interpreter (multiprocessing's ``spawn``) runs a module-level
+function of its pickled arguments, reading what it needs from files. A forked child keeps
+every page of its parent's alive while it runs, whatever the parent frees meanwhile: at
+millions of records the two held the build's tables twice over (docs/growth.md). A spawned
+one holds only its own. With ``PUBSEARCH_NO_FORK=1`` it too runs in this process when
+waited for.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from pubsearch.core.errors import PubsearchError
 
@@ -49,8 +58,7 @@ class Step:
             try:
                 step()
             except BaseException as exc:  # reported to the parent, which raises it
-                message = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else ""
-                os.write(write, (message or type(exc).__name__).encode("utf-8", "replace"))
+                os.write(write, _first_line(exc).encode("utf-8", "replace"))
                 code = 1
             finally:
                 os.close(write)
@@ -90,3 +98,93 @@ class Step:
             os.close(self._read)
             self._pid = 0
         self._step = None
+
+
+def _first_line(exc: BaseException) -> str:
+    message = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else ""
+    return message or type(exc).__name__
+
+
+def _spawned(function: Callable[..., None], args: tuple[Any, ...], report: Any) -> None:
+    """A spawned child's life: ``function(*args)``, the first line of its error sent on
+    ``report``; it ends as soon as its parent is gone (a build killed with SIGKILL: the next
+    build removes what it wrote), and without the interpreter's teardown."""
+    import multiprocessing
+    import multiprocessing.connection
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        sentinel = parent.sentinel
+
+        def watch() -> None:
+            multiprocessing.connection.wait([sentinel])
+            os._exit(1)
+
+        threading.Thread(target=watch, name="pubsearch-parent-watch", daemon=True).start()
+    code = 0
+    try:
+        function(*args)
+    except BaseException as exc:  # reported to the parent, which raises it
+        report.send(_first_line(exc))
+        code = 1
+    finally:
+        report.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class Spawned:
+    """``function(*args)`` started in a fresh interpreter; :meth:`wait` for it. The
+    function is module-level and its arguments pickle (paths and numbers: what it reads,
+    it reads from files)."""
+
+    def __init__(self, function: Callable[..., None], args: tuple[Any, ...], name: str) -> None:
+        self.name = name
+        self._here: tuple[Callable[..., None], tuple[Any, ...]] | None = None
+        self._process: Any = None
+        self._report: Any = None
+        if os.environ.get(ENV_NO_FORK) == "1":
+            self._here = (function, args)  # run by wait()
+            return
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        report, send = context.Pipe(duplex=False)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        process = context.Process(target=_spawned, args=(function, args, send), name=name)
+        process.start()
+        send.close()
+        self._process, self._report = process, report
+
+    def wait(self) -> None:
+        """Wait for the step; raise :class:`StepFailed` if it failed."""
+        if self._here is not None:
+            (function, args), self._here = self._here, None
+            function(*args)
+            return
+        process, report = self._process, self._report
+        if process is None:
+            return
+        self._process = self._report = None
+        message = ""
+        try:
+            message = str(report.recv())
+        except (EOFError, OSError):
+            pass  # it ended without a word: its exit status says how
+        report.close()
+        process.join()
+        code = process.exitcode
+        if code != 0:
+            ended = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            raise StepFailed(f"{self.name} failed: {message or ended}")
+
+    def cancel(self) -> None:
+        """Stop the step if it still runs (the build failed elsewhere)."""
+        process, report = self._process, self._report
+        self._process = self._report = self._here = None
+        if process is not None:
+            process.kill()
+            process.join()
+            report.close()

@@ -8,6 +8,8 @@ index is never written to, so nothing already indexed is lost when something fai
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -15,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pubsearch.core import forked
+from pubsearch.core import forked, memory
 from pubsearch.core.config import LOCK_TIMEOUT_SECONDS
 from pubsearch.core.errors import IndexCorruptError, IndexMissingError
 from pubsearch.index import peoplewords, postings, storage, vectors
@@ -37,6 +39,11 @@ if TYPE_CHECKING:
 MAX_WORKERS = 4
 
 Progress = Callable[[int], None]
+# From this many documents a build's people table is made in a fresh interpreter, not a
+# forked child (see _save_facets). At 102,289 records the fresh one made the build's peak
+# no lower (1.4 GB of RSS summed either way) and the build no faster; at a million it
+# is 4.6 GB against 7.0 (docs/growth.md, 7 December).
+SPAWN_PEOPLE_FROM = 200_000
 
 
 @dataclass(frozen=True)
@@ -122,9 +129,22 @@ def build_index(
             # largest step in memory (a third of the parent's peak at 300,000 records).
             merger = StreamingMerger()
             facets = FacetTable.from_segments([facet for facet, _ in parts])
-            words = peoplewords.DocWords.joined([doc_words for _, doc_words in parts])
-            parts.clear()
-            _save_facets(build_dir, facets, added, words=words)
+            # The words are handed over, not kept here: _save_facets saves them and lets
+            # go of them before it makes the name and spelling tables.
+            people = _save_facets(build_dir, facets, added, words=_joined_words(parts))
+            # The people table is made from the files just saved, in a process of its
+            # own: this one lets go of its tables before waiting for it, so that the two
+            # do not hold them at once (docs/growth.md, 7 December).
+            try:
+                del facets
+                gc.collect()
+                memory.trim()
+                if people is not None:
+                    people.wait()
+            except BaseException:
+                if people is not None:
+                    people.cancel()
+                raise
             gen = storage.publish(index_dir, build_dir)
         except BaseException:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -153,13 +173,19 @@ def _save_facets(
     tables: bool = True,
     words: peoplewords.DocWords | None = None,
     previous_people: PeopleTable | None = None,
-) -> None:
+) -> forked.Step | forked.Spawned | None:
     """Save the build's facet table, and with ``tables`` those made from it and the index
     (see tables.save_tables): ``previous`` extended when the build appended ``added``
     documents to it (deleting some, renumbering none), else read from the whole index.
     And the people table (pubsearch.index.peopletable): from ``words`` (the documents'
     words, as far as they go; the rest read from the index), or with ``previous_people``
-    (an update that renumbered nothing) only for the names whose records changed."""
+    (an update that renumbered nothing) only for the names whose records changed.
+
+    With ``tables`` (a build), the people table is made in a child process while this one
+    makes the other tables: the step is returned running, to be waited for once the
+    caller has let go of the tables it passed. From :data:`SPAWN_PEOPLE_FROM` documents
+    the child is a fresh interpreter that reads the files saved here (and holds nothing
+    of this process's); below, a forked one (which costs no start and reads nothing)."""
     ix = storage.open_index(build_dir)
     try:
         with ix.reader() as reader:
@@ -171,53 +197,88 @@ def _save_facets(
                 words, previous_people = None, None
             generation = ix.latest_generation()
             table.save(build_dir, generation)
-            step = _people_step(build_dir, reader, table, generation, words, previous_people)
-            if not tables:
-                step()
-                return
-            # The people table is made in a child process while this one makes the name
-            # and spelling tables (which a query would otherwise build): on two CPUs, the
-            # build's serial tail does not grow by it (docs/people.md).
-            beside = forked.Step(step, "the people table")
+            found = _people_words(reader, table, words)
+            peoplewords.save(found, build_dir, generation)
+            if previous_people is not None and len(previous_people.person) > len(
+                table.authors.value_ids
+            ):
+                previous_people = None
+            if not tables or previous_people is not None:
+                PeopleTable.build(table, found, previous_people).save(build_dir, generation)
+                return None
+            # On two CPUs the build's serial tail does not grow by it (docs/people.md).
+            beside: forked.Step | forked.Spawned
+            if table.size >= SPAWN_PEOPLE_FROM:
+                beside = forked.Spawned(
+                    people_from_files, (str(build_dir), generation), "the people table"
+                )
+            else:
+                step = functools.partial(_people_in_memory, table, found, build_dir, generation)
+                beside = forked.Step(step, "the people table")
+                del step
+            # The words are saved (and the step holds what it needs): the name and
+            # spelling tables are made without them.
+            del words, found
+            memory.trim()
             try:
                 save_tables(build_dir, reader, table, generation)
             except BaseException:
                 beside.cancel()
                 raise
-            beside.wait()
+            return beside
     finally:
         ix.close()
 
 
-def _people_step(
-    build_dir: Path,
-    reader: Any,
-    table: FacetTable,
-    generation: int,
-    words: peoplewords.DocWords | None,
-    previous: PeopleTable | None,
-) -> Callable[[], None]:
-    """What saves the people table of the build (see :func:`_save_facets`): the words it
-    needs are read here, from ``reader``, where ``words`` lacks them; the step reads no
-    file."""
-    if previous is not None and len(previous.person) > len(table.authors.value_ids):
-        previous = None
+def _people_words(
+    reader: Any, table: FacetTable, words: peoplewords.DocWords | None
+) -> peoplewords.DocWords:
+    """The words of every document of ``table`` for the people table: ``words`` as far as
+    they go, the rest read from ``reader``."""
     if words is None or len(words) > table.size:
         # A generation saved without its words (an older version's): read once, then
         # saved for the next update.
-        words = peoplewords.DocWords.of_reader(reader)
-    elif len(words) < table.size:
+        return peoplewords.DocWords.of_reader(reader)
+    if len(words) < table.size:
         # The previous generation's words (its documents keep their numbers) or the
         # build's, and those of the documents added since.
         rest = peoplewords.DocWords.of_reader(reader, len(words))
-        words = peoplewords.DocWords.joined([words, rest])
-    found = words
+        return peoplewords.DocWords.joined([words, rest])
+    return words
 
-    def step() -> None:
-        PeopleTable.build(table, found, previous).save(build_dir, generation)
-        peoplewords.save(found, build_dir, generation)
 
-    return step
+def _joined_words(parts: list[tuple[SegmentFacets, peoplewords.DocWords]]) -> peoplewords.DocWords:
+    """The words of a build's segments' ``parts`` as one, the parts' own let go of."""
+    words = peoplewords.DocWords.joined([doc_words for _, doc_words in parts])
+    parts.clear()
+    return words
+
+
+def _people_in_memory(
+    table: FacetTable, words: peoplewords.DocWords, build_dir: Path, generation: int
+) -> None:
+    """Save the people table of ``table`` and ``words``: a small build's, in a forked
+    child that holds them already."""
+    PeopleTable.build(table, words).save(build_dir, generation)
+
+
+def people_from_files(build_dir: str, generation: int) -> None:
+    """Save the people table of generation ``generation`` in ``build_dir``, made from the
+    facet table (mapped) and the words saved there: a build's, in a process of its own
+    (:class:`pubsearch.core.forked.Spawned`)."""
+    directory = Path(build_dir)
+    ix = storage.open_index(directory)
+    try:
+        with ix.reader() as reader:
+            table = FacetTable.load(directory, reader, generation)
+    finally:
+        ix.close()
+    words = peoplewords.load(directory, generation)
+    if table is None or words is None or len(words) != table.size:
+        raise IndexCorruptError(
+            f"{directory}: the facet table or the words of generation {generation} were not saved"
+        )
+    PeopleTable.build(table, words).save(directory, generation)
 
 
 def default_workers(workers: int | None) -> int:
