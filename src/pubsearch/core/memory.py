@@ -6,7 +6,8 @@ from which it maps an allocation on its own after each large one is freed, so th
 ones come from the arenas: a server's processes kept growing during a request mix while
 the memory Python had allocated stayed flat (docs/growth.md). A server process asks glibc
 to hand free pages back (``malloc_trim``) once a second while requests come in; a build's
-worker, after each segment it writes (:func:`trim`). Elsewhere than glibc, nothing is done.
+worker, after each segment it writes, and a build before it waits for its people table
+(:func:`trim`). Elsewhere than glibc, nothing is done.
 """
 
 from __future__ import annotations

@@ -132,9 +132,10 @@ def build_index(
             # The words are handed over, not kept here: _save_facets saves them and lets
             # go of them before it makes the name and spelling tables.
             people = _save_facets(build_dir, facets, added, words=_joined_words(parts))
-            # The people table is made from the files just saved, in a process of its
-            # own: this one lets go of its tables before waiting for it, so that the two
-            # do not hold them at once (docs/growth.md, 7 December).
+            # From SPAWN_PEOPLE_FROM documents the people table is made from the files
+            # just saved, in a process of its own: this one lets go of its tables before
+            # waiting for it, so that the two do not hold them at once (docs/growth.md,
+            # 7 December).
             try:
                 del facets
                 gc.collect()
