@@ -102,29 +102,29 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def rss_kb(pid: int) -> int:
+def _proc_kb(path: str, key: str) -> int:
+    """The kB figure of ``key`` in a /proc file such as ``/proc/PID/status`` (0 when the
+    process is gone)."""
     try:
-        with open(f"/proc/{pid}/status") as fh:
+        with open(path) as fh:
             for line in fh:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def rss_kb(pid: int) -> int:
+    """``pid``'s resident set (VmRSS)."""
+    return _proc_kb(f"/proc/{pid}/status", "VmRSS:")
 
 
 def pss_anon_kb(pid: int) -> int:
     """``pid``'s anonymous memory, each page shared with another process (a forked
     child's inherited tables) counted as its share: /proc/PID/smaps_rollup's Pss_Anon.
     Pages of mapped files (the index read through the page cache) are not in it."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
-            for line in fh:
-                if line.startswith("Pss_Anon:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", "Pss_Anon:")
 
 
 def tree_pids(pid: int) -> list[int]:
