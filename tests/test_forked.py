@@ -4,6 +4,7 @@ or in a fresh interpreter."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -82,6 +83,41 @@ def _sleep_then_write(path: str) -> None:
 
 def _exit_at_once(code: int) -> None:
     os._exit(code)
+
+
+def _killed_by(signal_number: int) -> None:
+    os.kill(os.getpid(), signal_number)
+    time.sleep(30)  # (not reached)
+
+
+def test_a_spawned_step_killed_by_the_system_says_it_may_have_run_out_of_memory() -> None:
+    # The kernel's out-of-memory killer sends SIGKILL: a number alone told the user nothing.
+    beside = forked.Spawned(_killed_by, (signal.SIGKILL,), "the people table")
+    with pytest.raises(forked.StepFailed) as caught:
+        beside.wait()
+    message = str(caught.value)
+    assert message.startswith("the people table failed: killed by SIGKILL (signal 9)")
+    assert "memory" in message and "\n" not in message
+
+
+def test_a_forked_step_killed_by_a_signal_names_it() -> None:
+    beside = forked.Step(lambda: _killed_by(signal.SIGTERM), "the people table")
+    with pytest.raises(forked.StepFailed) as caught:
+        beside.wait()
+    assert str(caught.value) == "the people table failed: killed by SIGTERM (signal 15)"
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        (0, "exit status 0"),
+        (3, "exit status 3"),
+        (-15, "killed by SIGTERM (signal 15)"),
+        (-200, "killed by signal 200"),
+    ],
+)
+def test_how_a_child_ended_is_said_in_words(code: int, said: str) -> None:
+    assert forked.how_it_ended(code) == said
 
 
 def test_a_spawned_step_runs_in_another_process_and_its_writes_are_seen(tmp_path: Path) -> None:

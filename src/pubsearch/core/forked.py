@@ -82,7 +82,7 @@ class Step:
         self._pid = 0
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
-            message = b"".join(chunks).decode("utf-8", "replace") or f"exit status {code}"
+            message = b"".join(chunks).decode("utf-8", "replace") or how_it_ended(code)
             raise StepFailed(f"{self.name} failed: {message}")
 
     def cancel(self) -> None:
@@ -98,6 +98,27 @@ class Step:
             os.close(self._read)
             self._pid = 0
         self._step = None
+
+
+def how_it_ended(code: int) -> str:
+    """A child's end from its exit code (negative: the signal that ended it), in words: a
+    child killed by SIGKILL that did not kill itself was most likely stopped by the
+    kernel for want of memory, and the user should hear that rather than a number."""
+    import signal
+
+    if code >= 0:
+        return f"exit status {code}"
+    number = -code
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"killed by signal {number}"
+    if number == signal.SIGKILL:
+        return (
+            f"killed by {name} (signal {number}), most likely by the system for want of "
+            "memory: see `dmesg`, or free memory and run it again"
+        )
+    return f"killed by {name} (signal {number})"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -177,8 +198,7 @@ class Spawned:
         process.join()
         code = process.exitcode
         if code != 0:
-            ended = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-            raise StepFailed(f"{self.name} failed: {message or ended}")
+            raise StepFailed(f"{self.name} failed: {message or how_it_ended(code)}")
 
     def cancel(self) -> None:
         """Stop the step if it still runs (the build failed elsewhere)."""
