@@ -206,3 +206,29 @@ def test_a_common_co_author_links_no_circles(monkeypatch: pytest.MonkeyPatch) ->
     vectors = one_group_per_record(ev, "Ana Ruiz")
     features = vectors.features(np.array([0]), np.array([1]))
     assert features[0, FEATURES["log1p co-authors' co-authors"]] == 0
+
+
+def test_the_links_of_some_forms_are_how_often_each_two_of_them_wrote_together() -> None:
+    ev = evidence(
+        [
+            (["Ana Ruiz", "Bo Chen", "Cy Diaz"], ["cs.LG"], "one"),
+            (["Bo Chen", "Cy Diaz"], ["cs.LG"], "two"),
+            (["Bo Chen", "Di Eng", "Ed Fox"], ["cs.LG"], "three"),
+            (["Cy Diaz", "Ed Fox"], ["cs.LG"], "four"),
+            *filler(6),
+        ]
+    )
+    forms = ev.forms
+    ids = ev.authors.ids_by_key
+    chosen = np.unique([forms[ids[n]] for n in ("bo chen", "cy diaz", "ed fox")])
+    found = ev.links(chosen).toarray()
+    # Brute force: each two of the chosen forms, their weights' products summed over the
+    # records they are both on; a form with itself 0, the other forms left out.
+    by_document = ev.reach_incidence.T.toarray()
+    expected = by_document[:, chosen].T @ by_document[:, chosen]
+    np.fill_diagonal(expected, 0)
+    assert found.shape == (3, 3)
+    np.testing.assert_allclose(found, expected, rtol=1e-6)
+    bo, cy = (int(np.searchsorted(chosen, forms[ids[n]])) for n in ("bo chen", "cy diaz"))
+    # Bo Chen (3 entries) and Cy Diaz (3) wrote two records together.
+    assert found[bo, cy] == pytest.approx(2 / np.log(4), rel=1e-5)

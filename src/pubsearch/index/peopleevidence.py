@@ -227,20 +227,19 @@ class Evidence:
         of the forms of at most :data:`REACH_MAX` entries only."""
         from scipy.sparse import csr_matrix
 
-        return csr_matrix(self._reach_by_document.T)
-
-    @cached_property
-    def _reach_by_document(self) -> Any:
-        """:attr:`reach_incidence` transposed (documents x forms)."""
-        return self._incidence(self.live, REACH_MAX)
+        return csr_matrix(self._incidence(self.live, REACH_MAX).T)
 
     def links(self, forms: IntArray) -> Any:
-        """How often each of ``forms`` (sorted, distinct) wrote with each written form:
-        ``forms`` x forms, the summed products of the two forms' weights over the records
-        (of :attr:`reach_incidence`) they are on together; a form's own entry 0."""
-        matrix = self.reach_incidence[forms] @ self._reach_by_document  # (no duplicates)
-        rows = np.repeat(forms, np.diff(matrix.indptr))
-        matrix.data[matrix.indices == rows] = 0
+        """How often each two of ``forms`` (sorted, distinct) wrote together: ``forms`` x
+        ``forms``, the summed products of the two forms' weights over the records (of
+        :attr:`reach_incidence`) they are on together; a form with itself 0. (Only these
+        forms' columns: a pair's co-authors' co-authors count only forms that are
+        co-authors of the other group, and all forms' columns made each row as long as a
+        co-author's co-authors' records, a third of the people step at 1M records.)"""
+        rows = self.reach_incidence[forms]
+        matrix = rows @ rows.T.tocsr()  # (no duplicates)
+        at = np.repeat(np.arange(len(forms)), np.diff(matrix.indptr))
+        matrix.data[matrix.indices == at] = 0
         matrix.eliminate_zeros()
         return matrix
 
@@ -334,29 +333,42 @@ class GroupVectors:
         return matrix
 
     @cached_property
-    def reach(self) -> RowProduct:
-        """Groups x written forms, a row worked out when read: the links
-        (:meth:`Evidence.links`) of the group's co-authors' forms, so that a row's dot
-        product with another group's :attr:`coauthor_forms` row is the summed weight of
-        the pairs of their co-authors' forms (one of each, two forms) on one record."""
+    def linked_forms(self) -> Any:
+        """:attr:`coauthor_forms` of the forms that have links (of at most
+        :data:`REACH_MAX` entries), their columns renumbered: column ``k`` is form
+        ``linked_numbers[k]``."""
         from scipy.sparse import csr_matrix
 
         coauthors = self.coauthor_forms
-        # Only forms on at most REACH_MAX entries have links: the others' columns left out.
         linked = np.diff(self.evidence.reach_incidence.indptr) > 0
-        forms = np.unique(coauthors.indices)
-        forms = forms[linked[forms]]
+        forms = self.linked_numbers
         # (Columns renumbered by hand: scipy's coauthors[:, forms] took 4 times as long.)
         kept = linked[coauthors.indices]
         rows = np.repeat(np.arange(coauthors.shape[0]), np.diff(coauthors.indptr))
-        left = csr_matrix(
+        return csr_matrix(
             (
                 coauthors.data[kept],
                 (rows[kept], np.searchsorted(forms, coauthors.indices[kept])),
             ),
             shape=(coauthors.shape[0], len(forms)),
         )
-        return RowProduct(left, self.evidence.links(forms))
+
+    @cached_property
+    def linked_numbers(self) -> IntArray:
+        """The written forms of :attr:`linked_forms`' columns (sorted)."""
+        linked = np.diff(self.evidence.reach_incidence.indptr) > 0
+        forms = np.unique(self.coauthor_forms.indices)
+        result: IntArray = forms[linked[forms]]
+        return result
+
+    @cached_property
+    def reach(self) -> RowProduct:
+        """Groups x :attr:`linked_forms`' columns, a row worked out when read: the links
+        (:meth:`Evidence.links`) of the group's co-authors' forms with the other groups'
+        co-authors' forms, so that a row's dot product with another group's
+        :attr:`linked_forms` row is the summed weight of the pairs of their co-authors'
+        forms (one of each, two forms) on one record."""
+        return RowProduct(self.linked_forms, self.evidence.links(self.linked_numbers))
 
     def likeness(
         self, left: IntArray, right: IntArray, words_weight: float, words_scale: float
@@ -397,23 +409,28 @@ class GroupVectors:
         small = np.minimum(self.records[left], self.records[right])
         large = np.maximum(self.records[left], self.records[right])
         shared = dots(self.coauthor_forms).astype(np.float64)
-        reach = dots(self.reach, self.coauthor_forms).astype(np.float64)
-        return np.column_stack(
-            [
-                words,
-                np.sqrt(np.maximum(words, 0)),
-                np.minimum(words * 10, 1),
-                subjects,
-                np.log1p(few),
-                np.log1p(many),
-                np.log(np.maximum(small, 1)),
-                np.log(np.maximum(large, 1)),
-                shared,
-                shared > 0,
-                np.log1p(reach),
-                reach > 0,
-            ]
+        reach = dots(self.reach, self.linked_forms).astype(np.float64)
+        columns = (
+            words,
+            np.sqrt(np.maximum(words, 0)),
+            np.minimum(words * 10, 1),
+            subjects,
+            np.log1p(few),
+            np.log1p(many),
+            np.log(np.maximum(small, 1)),
+            np.log(np.maximum(large, 1)),
+            shared,
+            shared > 0,
+            np.log1p(reach),
+            reach > 0,
         )
+        # Filled feature by feature and handed back transposed (column-major): each
+        # feature written whole, six times faster than numpy.column_stack's row by row
+        # (0.15 s a million pairs, 8 % of the people step at a million records).
+        found = np.empty((len(columns), len(left)), dtype=np.float64)
+        for number, column in enumerate(columns):
+            found[number] = column
+        return found.T
 
 
 def fitted(weights: Sequence[float], intercept: float) -> PairModel:
