@@ -482,7 +482,8 @@ def test_a_name_of_many_groups_asks_more_likeness_to_join_them() -> None:
         how = np.zeros(groups, dtype=np.uint8)
         conf = np.ones(groups, dtype=np.float32)
         sizes = np.ones(groups, dtype=np.int64)
-        people._average_linkage(members, sims, sizes, final, how, conf, threshold)
+        i, j = np.triu_indices(groups, k=1)
+        people._average_linkage(members, i, j, sims, sizes, final, how, conf, threshold)
         return int((final != members).sum())
 
     # Twenty groups, each pair a little likelier than the threshold: a rare name's

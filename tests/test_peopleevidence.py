@@ -232,3 +232,10 @@ def test_the_links_of_some_forms_are_how_often_each_two_of_them_wrote_together()
     bo, cy = (int(np.searchsorted(chosen, forms[ids[n]])) for n in ("bo chen", "cy diaz"))
     # Bo Chen (3 entries) and Cy Diaz (3) wrote two records together.
     assert found[bo, cy] == pytest.approx(2 / np.log(4), rel=1e-5)
+    # Only the links of Ed Fox (an update's new group's form): his with each form, the
+    # very numbers of the whole, and none between the two others.
+    ed = int(np.searchsorted(chosen, forms[ids["ed fox"]]))
+    some = ev.links(chosen, np.array([ed])).toarray()
+    assert np.array_equal(some[ed], found[ed]) and np.array_equal(some[:, ed], found[:, ed])
+    assert some[bo, cy] == some[cy, bo] == 0
+    assert np.array_equal(ev.links(chosen, np.arange(3)).toarray(), found)

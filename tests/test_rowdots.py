@@ -32,6 +32,18 @@ def test_run_pairs_are_every_pair_of_each_run_in_order() -> None:
     ]
 
 
+def test_run_pairs_of_chosen_rows_are_those_of_run_pairs_with_one_of_them() -> None:
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 9, size=30)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    left, right = rowdots.run_pairs(starts, sizes)
+    for share in (0.0, 0.1, 0.5, 1.0):
+        chosen = rng.random(int(sizes.sum())) < share
+        found = rowdots.run_pairs_of(starts, sizes, chosen)
+        wanted = chosen[left] | chosen[right]
+        assert np.array_equal(found[0], left[wanted]) and np.array_equal(found[1], right[wanted])
+
+
 def test_row_dots_of_two_matrices_are_their_rows_products() -> None:
     a, b = _matrices(1)
     left, right = np.array([0, 5, 7, 59]), np.array([3, 5, 0, 1])

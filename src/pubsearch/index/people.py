@@ -41,7 +41,7 @@ from pubsearch.index.peopleevidence import (
     PairModel,
     name_forms,
 )
-from pubsearch.index.rowdots import run_pairs, upper
+from pubsearch.index.rowdots import run_pairs_of
 
 __all__ = ["HOW", "Evidence", "Settings", "Split", "join", "name_forms", "split"]
 
@@ -309,48 +309,55 @@ def _join_groups(
         batch_groups = order[starts[first] : starts[last - 1] + sizes[last - 1]]
         position[batch_groups] = np.arange(len(batch_groups))
         mine = position[group_of] >= 0
-        vectors = GroupVectors.of(
-            evidence, entry_of[mine], position[group_of[mine]], len(batch_groups)
-        )
-        if fixed[batch_groups].any():
-            # Only the pairs of a new group: two earlier people never join by likeness.
-            at_left, at_right = run_pairs(starts[batch] - starts[first], sizes[batch])
-            new = ~(fixed[batch_groups[at_left]] & fixed[batch_groups[at_right]])
-            sims = np.full(len(at_left), -np.inf, dtype=np.float32)
-            sims[new] = settings.model.probability(vectors.features(at_left[new], at_right[new]))
-        else:
-            at_left, at_right, features = vectors.run_features(
-                starts[batch] - starts[first], sizes[batch]
+        run_first = starts[batch] - starts[first]
+        new_groups = ~fixed[batch_groups]
+        if new_groups.all():
+            vectors = GroupVectors.of(
+                evidence, entry_of[mine], position[group_of[mine]], len(batch_groups)
             )
-            sims = settings.model.probability(features)
+            at_left, at_right, features = vectors.run_features(run_first, sizes[batch])
+        else:
+            # Only the pairs of a new group: two earlier people never join by likeness,
+            # and are not listed (thousands of a common name's, for a few new groups).
+            vectors = GroupVectors.of(
+                evidence, entry_of[mine], position[group_of[mine]], len(batch_groups), new_groups
+            )
+            at_left, at_right = run_pairs_of(run_first, sizes[batch], new_groups)
+            features = vectors.features(at_left, at_right)
+        sims = settings.model.probability(features)
         left, right = batch_groups[at_left], batch_groups[at_right]
         position[batch_groups] = -1
-        del vectors
+        del vectors, features
         np.maximum.at(best, left, sims)
         np.maximum.at(best, right, sims)
-        # Two groups: one comparison. More: average linkage, run by run.
-        at = 0
-        for start, size, crowd in zip(
-            starts[batch].tolist(), sizes[batch].tolist(), crowds[batch].tolist(), strict=True
+        # Two groups: one comparison. More: average linkage, run by run (a run's pairs
+        # are those whose left group is in it).
+        edges: IntArray = np.asarray(np.searchsorted(at_left, np.r_[run_first, len(batch_groups)]))
+        bounds = [int(edge) for edge in edges]
+        for run, (start, size, crowd) in enumerate(
+            zip(run_first.tolist(), sizes[batch].tolist(), crowds[batch].tolist(), strict=True)
         ):
-            count = size * (size - 1) // 2
-            members = order[start : start + size]
+            at, end = bounds[run], bounds[run + 1]
+            if at == end:
+                continue
+            members = batch_groups[start : start + size]
             if size == 2:
                 if sims[at] >= settings.threshold:
                     final[members[1]] = members[0]
                     how[members] = WORDS
                     conf[members] = sims[at]
-            elif size > 2:
+            else:
                 _average_linkage(
                     members,
-                    sims[at : at + count],
+                    at_left[at:end] - start,
+                    at_right[at:end] - start,
+                    sims[at:end],
                     comp_size,
                     final,
                     how,
                     conf,
                     settings.threshold_for(crowd),
                 )
-            at += count
         # The batch's lone groups that nothing joined into (joins stay within a run).
         kept = batch_groups[final[batch_groups] == batch_groups]
         joined_into = final[batch_groups][final[batch_groups] != batch_groups]
@@ -434,6 +441,8 @@ def _group_rows(matrix: Any, docs: IntArray, group_of: IntArray, groups: int) ->
 
 def _average_linkage(
     members: IntArray,
+    i: IntArray,
+    j: IntArray,
     sims: FloatArray,
     comp_size: IntArray,
     final: IntArray,
@@ -443,12 +452,12 @@ def _average_linkage(
 ) -> None:
     """Join the groups ``members`` of one name, the most alike first, while two profiles'
     average probability (over their groups' pairs, weighed by records) is at least
-    ``threshold``."""
+    ``threshold``; ``sims`` are the pairs' (``i``, ``j``: positions in ``members``), a pair
+    not given never alike enough."""
     size = len(members)
     if float(sims.max()) < threshold:
         return  # no two alike enough: nothing joins
-    matrix = np.zeros((size, size), dtype=np.float64)
-    i, j = upper(size)
+    matrix = np.full((size, size), -np.inf, dtype=np.float64)
     matrix[i, j] = sims
     matrix[j, i] = sims
     weights = comp_size[members].astype(np.float64)

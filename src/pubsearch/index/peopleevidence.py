@@ -235,15 +235,34 @@ class Evidence:
         result: BoolArray = np.diff(self.reach_incidence.indptr) > 0
         return result
 
-    def links(self, forms: IntArray) -> Any:
+    def links(self, forms: IntArray, among: IntArray | None = None) -> Any:
         """How often each two of ``forms`` (sorted, distinct) wrote together: ``forms`` x
         ``forms``, the summed products of the two forms' weights over the records (of
         :attr:`reach_incidence`) they are on together; a form with itself 0. (Only these
         forms' columns: a pair's co-authors' co-authors count only forms that are
         co-authors of the other group; every form's columns made each row as long as all
-        its co-authors' co-authors, and the people step at 1M records 3 to 12 % slower.)"""
+        its co-authors' co-authors, and the people step at 1M records 3 to 12 % slower.)
+
+        With ``among`` (positions in ``forms``, sorted), only the links of which one form
+        is one of those (the others 0): the same numbers where they are made."""
+        from scipy.sparse import csr_matrix
+
         rows = self.reach_incidence[forms]
-        matrix = rows @ rows.T.tocsr()  # (no duplicates)
+        if among is None:
+            matrix = rows @ rows.T.tocsr()  # (no duplicates)
+        else:
+            part = (rows[among] @ rows.T.tocsr()).tocoo()
+            row, col = among[part.row], part.col
+            inside = np.zeros(len(forms), dtype=np.bool_)
+            inside[among] = True
+            mirror = ~inside[col]  # (a link of two of them is made once already)
+            matrix = csr_matrix(
+                (
+                    np.concatenate([part.data, part.data[mirror]]),
+                    (np.concatenate([row, col[mirror]]), np.concatenate([col, row[mirror]])),
+                ),
+                shape=(len(forms), len(forms)),
+            )
         at = np.repeat(np.arange(len(forms)), np.diff(matrix.indptr))
         matrix.data[matrix.indices == at] = 0
         matrix.eliminate_zeros()
@@ -291,13 +310,22 @@ class GroupVectors:
     member: Any = field(repr=False)  # groups x documents
     own_forms: IntArray = field(repr=False)  # each group's name's form
     evidence: Evidence = field(repr=False)
+    # The groups one of each pair compared is (None: any): :attr:`reach` then holds only
+    # what their pairs read.
+    compared: BoolArray | None = field(default=None, repr=False)
 
     @classmethod
     def of(
-        cls, evidence: Evidence, entries: IntArray, group_of: IntArray, groups: int
+        cls,
+        evidence: Evidence,
+        entries: IntArray,
+        group_of: IntArray,
+        groups: int,
+        compared: BoolArray | None = None,
     ) -> GroupVectors:
         """The vectors of ``groups`` groups, ``entries`` (author entries) being in groups
-        ``group_of``."""
+        ``group_of``; with ``compared`` (by group), only pairs of which one of those
+        groups is will be compared (an update's new groups)."""
         from scipy.sparse import csr_matrix
 
         authors = evidence.authors
@@ -319,6 +347,7 @@ class GroupVectors:
             member=member,
             own_forms=own_forms,
             evidence=evidence,
+            compared=compared,
         )
 
     @cached_property
@@ -373,7 +402,11 @@ class GroupVectors:
         co-authors' forms, so that a row's dot product with another group's
         :attr:`linked_forms` row is the summed weight of the pairs of their co-authors'
         forms (one of each, two forms) on one record."""
-        return RowProduct(self.linked_forms, self.evidence.links(self.linked_numbers))
+        among = None
+        if self.compared is not None:
+            # Only the links of the compared groups' forms are read (with any form).
+            among = np.unique(self.linked_forms[np.flatnonzero(self.compared)].indices)
+        return RowProduct(self.linked_forms, self.evidence.links(self.linked_numbers, among))
 
     def likeness(
         self, left: IntArray, right: IntArray, words_weight: float, words_scale: float
@@ -609,23 +642,29 @@ def _word_matrix(words: DocWords, live: BoolArray, rows: BoolArray | None = None
     indices: list[npt.NDArray[np.int32]] = []
     counts = np.zeros(len(lengths), dtype=np.int64)
     for first, last in slices:
-        if not filled[first:last].any():
+        chosen = np.flatnonzero(filled[first:last]) + first
+        if not len(chosen):
             continue
-        buckets = _buckets(words, offsets, first, last)
+        if 2 * len(chosen) < last - first:
+            # Few of the slice's documents (an update's): only their words are read.
+            buckets = _gathered_buckets(words, offsets, chosen)
+        else:
+            buckets = _buckets(words, offsets, first, last)
+            buckets = buckets[np.repeat(filled[first:last], lengths[first:last])]
         cols = column[buckets]
-        weighs = (cols >= 0) & np.repeat(filled[first:last], lengths[first:last])
+        weighs = cols >= 0
         kept = np.bincount(
-            np.repeat(np.arange(last - first), lengths[first:last])[weighs], minlength=last - first
+            np.repeat(np.arange(len(chosen)), lengths[chosen])[weighs], minlength=len(chosen)
         )
         part = _unit_rows(
             csr_matrix(
                 (idf[buckets[weighs]], cols[weighs], np.concatenate([[0], np.cumsum(kept)])),
-                shape=(last - first, width),
+                shape=(len(chosen), width),
             )
         )
         datas.append(part.data)
         indices.append(part.indices.astype(np.int32, copy=False))
-        counts[first:last] = np.diff(part.indptr)
+        counts[chosen] = np.diff(part.indptr)
     indptr = np.concatenate([[0], np.cumsum(counts)])
     empty = np.zeros(0, dtype=np.float32)
     return csr_matrix(
@@ -655,6 +694,17 @@ def _buckets(words: DocWords, offsets: IntArray, first: int, last: int) -> IntAr
     """The buckets of the words of documents ``first`` to ``last`` (not included)."""
     hashes = words.hashes[int(offsets[first]) : int(offsets[last])]
     result: IntArray = (hashes & (_BUCKETS - 1)).astype(np.intp)
+    return result
+
+
+def _gathered_buckets(words: DocWords, offsets: IntArray, docs: IntArray) -> IntArray:
+    """The buckets of the words of documents ``docs`` (ascending), document by document."""
+    starts = offsets[docs]
+    lengths = offsets[docs + 1] - starts
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    at = np.arange(total) + np.repeat(starts - (ends - lengths), lengths)
+    result: IntArray = (words.hashes[at] & (_BUCKETS - 1)).astype(np.intp)
     return result
 
 

@@ -70,6 +70,25 @@ def run_pairs(starts: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray]:
     return left[sort], right[sort]
 
 
+def run_pairs_of(
+    starts: IntArray, sizes: IntArray, chosen: npt.NDArray[np.bool_]
+) -> tuple[IntArray, IntArray]:
+    """The pairs of :func:`run_pairs` of which at least one row is ``chosen`` (by row), in
+    its order, made without the others (an update's: a few new rows among thousands)."""
+    rows = np.flatnonzero(chosen)
+    run = np.searchsorted(starts, rows, "right") - 1
+    size = sizes[run]
+    ends = np.cumsum(size)
+    a = np.repeat(rows, size)
+    b = np.repeat(starts[run], size) + np.arange(int(ends[-1]) if len(ends) else 0)
+    b -= np.repeat(ends - size, size)
+    # Each pair once: from its chosen row, or from the first of two chosen rows.
+    keep = (b != a) & (~chosen[b] | (b > a))
+    left, right = np.minimum(a, b)[keep], np.maximum(a, b)[keep]
+    order = np.lexsort((right, left))
+    return left[order], right[order]
+
+
 @functools.cache
 def upper(size: int) -> tuple[IntArray, IntArray]:
     """The indices of a ``size`` x ``size`` matrix's upper triangle."""
