@@ -10,6 +10,7 @@ import fnmatch
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from whoosh.analysis import CharsetFilter, LowercaseFilter
@@ -17,10 +18,12 @@ from whoosh.analysis import CharsetFilter, LowercaseFilter
 from pubsearch.core import speedups
 from pubsearch.index import storage
 from pubsearch.index.build import build_index, update_index
+from pubsearch.index.postings import SharedResults
 from pubsearch.index.schema import WORD_PATTERN
 from pubsearch.index.tokenizer import SearchableTokenizer
 from pubsearch.ingest.readers import ReadReport, read_paths
 from pubsearch.ingest.textforms import folding
+from pubsearch.search import masks
 from pubsearch.search.highlighting import html_to_plain
 from pubsearch.search.request import SearchRequest
 from pubsearch.search.results import Hit
@@ -246,3 +249,25 @@ def test_the_fields_hold_the_words_as_written_with_their_frequencies(index_dir: 
             assert not reader.schema["abstract_words"].format.supports("positions")
     finally:
         ix.close()
+
+
+def test_a_search_works_out_a_patterns_postings_once_however_large(
+    service: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search reads a pattern's postings twice (its matches, then their scores); those
+    of a short prefix at a million records are more than the shared results keep, and two
+    fields' dropped each other's: each was worked out twice a search. Now once, with the
+    shared results keeping nothing but their latest."""
+    made: list[str] = []
+
+    class Counted(masks.PatternPostings):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.words[0] if self.words else "")
+
+    monkeypatch.setattr(masks, "PatternPostings", Counted)
+    monkeypatch.setattr(masks, "_PATTERNS", SharedResults(limit=1, size=lambda held: 2))
+    # (A pattern no other test asks for: what a search worked out is kept beyond it.)
+    assert _found(service, "transfor*")[1] == _scan(service, "transfor*")
+    assert len(made) == 2  # the title's words and the abstract's, once each
+    assert getattr(masks._SEARCH, "patterns", None) is None  # let go of when it ended

@@ -9,7 +9,9 @@ compiler makes (:data:`EXECUTED`); any other raises :class:`UnsupportedQuery`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,6 +283,9 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     if held is not None:
         found: PatternPostings = held[0]
         return found
+    this_search: dict[Any, PatternPostings] | None = getattr(_SEARCH, "patterns", None)
+    if this_search is not None and key in this_search:
+        return this_search[key]
     prefix, pattern = pattern_parts(q)
     words: dict[str, int] = {}
     parts: list[tuple[int, w3format.SegmentWords, Int32Array]] = []
@@ -320,7 +325,26 @@ def pattern_postings(reader: Any, q: wq.PatternQuery) -> PatternPostings | None:
     for array in (result.ids, result.weights, result.word_of):
         array.flags.writeable = False  # shared: no caller may change it
     _PATTERNS.put(key, (result,))
+    if this_search is not None:
+        this_search[key] = result
     return result
+
+
+@contextmanager
+def one_search() -> Iterator[None]:
+    """Within it, the postings :func:`pattern_postings` works out in this thread are kept
+    until it ends, whatever their size: a search reads them twice (its matches, then their
+    scores), and a short prefix's at a million records (``co*``'s abstract words: 113 MB)
+    are more than the shared results keep, which took them again each time (and two
+    fields' dropped each other's)."""
+    if getattr(_SEARCH, "patterns", None) is not None:
+        yield  # within a search already
+        return
+    _SEARCH.patterns = {}
+    try:
+        yield
+    finally:
+        _SEARCH.patterns = None
 
 
 def _kept_pieces_of(
@@ -423,6 +447,8 @@ _PHRASES = SharedResults(limit=32 * 1024 * 1024)
 
 # The postings of patterns' words: a short prefix stands for thousands of words.
 _PATTERNS = SharedResults(limit=64 * 1024 * 1024, size=lambda held: held[0].nbytes)
+# Those of the search each thread is answering (see one_search).
+_SEARCH = threading.local()
 
 
 def _phrase_docs(reader: Any, fieldname: str, words: tuple[str, ...], slop: int) -> IntArray:

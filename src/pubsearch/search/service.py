@@ -35,7 +35,7 @@ from pubsearch.search.generation import Generation, Snapshot, close_all
 from pubsearch.search.highlighting import marked_words
 from pubsearch.search.hits import HitMaker
 from pubsearch.search.lookup import stored_record, with_unknown_noted
-from pubsearch.search.masks import UnsupportedQuery, query_mask
+from pubsearch.search.masks import UnsupportedQuery, one_search, query_mask
 from pubsearch.search.plan import Plan, TextSearch
 from pubsearch.search.related import more_like, shared_words
 from pubsearch.search.request import Mode, SearchRequest, check_sort
@@ -173,10 +173,12 @@ class SearchService:
         """The results of ``request``; when nothing matches and a spelling correction
         does, the correction's (``corrected_from`` is then the text as typed)."""
         started = time.perf_counter()
-        results = self._search(request, within)
+        with one_search():
+            results = self._search(request, within)
         found = results.total if results.word_total is None else results.word_total
         if found == 0 and results.suggestion and request.correct:
-            corrected = self._search(replace(request, q=results.suggestion), within)
+            with one_search():
+                corrected = self._search(replace(request, q=results.suggestion), within)
             if corrected.total and (corrected.word_total is None or corrected.word_total):
                 took = round((time.perf_counter() - started) * 1000, 2)
                 return replace(corrected, corrected_from=request.q, took_ms=took)
