@@ -254,9 +254,10 @@ def facet_people(
             subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
             for subject, co in pairs
         ]
+        ids = [people.ids[n] for n in numbers.tolist()]  # (each decoded once)
         found = tuple(
-            PersonValue(people.ids[n], hint, int(c), people.ids[n] == chosen)
-            for n, c, hint in zip(numbers.tolist(), counts.tolist(), hints, strict=True)
+            PersonValue(person_id, hint, int(c), person_id == chosen)
+            for person_id, c, hint in zip(ids, counts.tolist(), hints, strict=True)
         )
         out.append(replace(facet, people=found))
     return tuple(out)
