@@ -261,6 +261,23 @@ def test_the_commonest_value_of_each_owners_documents() -> None:
     assert profiles._tops(column, docs, owners, 3, -1) == ["Ann", "Ann", "Ann"]
     # Bo and Cy tie for owner 0 (two documents each): Bo was numbered first.
     assert column.ids_by_key["bo"] < column.ids_by_key["cy"]
+    # Many owners and ties: as a count of each owner's values would say.
+    rng = np.random.default_rng(7)
+    names = [f"Name {n}" for n in range(8)]
+    rows = [list(rng.choice(names, size=int(rng.integers(0, 4)), replace=False)) for _ in range(60)]
+    column = MultiValued.from_values(rows)
+    docs = rng.integers(0, 60, size=200).astype(np.int64)
+    owners = rng.integers(0, 30, size=200)
+    expected = []
+    for owner in range(30):
+        counts: dict[int, int] = {}
+        for doc in docs[owners == owner].tolist():
+            start, end = int(column.offsets[doc]), int(column.offsets[doc + 1])
+            for value in column.value_ids[start:end].tolist():
+                counts[value] = counts.get(value, 0) + 1
+        best = min(counts, key=lambda v: (-counts[v], v)) if counts else None
+        expected.append("" if best is None else str(column.labels[best]))
+    assert profiles._tops(column, docs, owners, 30, -1) == expected
 
 
 def test_a_people_index_from_the_builds_saved_orders_is_the_one_made_without_them(

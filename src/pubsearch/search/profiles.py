@@ -286,9 +286,13 @@ def _tops(
     width = int(values.max()) + 1
     keys, counts = np.unique(whose * width + values, return_counts=True)
     owner_of, value_of = keys // width, keys % width
-    order = np.lexsort((value_of, -counts, owner_of))
-    first = np.r_[True, owner_of[order][1:] != owner_of[order][:-1]]
-    winners = owner_of[order][first].tolist()
-    for owner, value in zip(winners, value_of[order][first].tolist(), strict=True):
+    # Keys are in order of owner, then value: each owner's are a run, and the first of
+    # its largest counts is its commonest value first numbered (a lexsort of the three
+    # took 20 ms a name of a thousand people at 1M records).
+    starts = np.flatnonzero(np.r_[True, owner_of[1:] != owner_of[:-1]])
+    most = np.maximum.reduceat(counts, starts)
+    top = np.flatnonzero(counts == np.repeat(most, np.diff(np.r_[starts, len(counts)])))
+    winning = top[np.r_[True, owner_of[top][1:] != owner_of[top][:-1]]]
+    for owner, value in zip(owner_of[winning].tolist(), value_of[winning].tolist(), strict=True):
         out[owner] = str(column.labels[value])
     return out
