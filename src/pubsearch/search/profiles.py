@@ -172,7 +172,7 @@ def people_of_record(
 class PeopleIndex:
     """A generation's people as a results page reads them, made once: the author entries of
     each name and of each person (sorted, so that a name's are a slice), and each person's
-    hint, worked out when first shown."""
+    id and hint, worked out when first shown."""
 
     def __init__(self, table: FacetTable, people: PeopleTable) -> None:
         self.table = table
@@ -192,18 +192,21 @@ class PeopleIndex:
         self._by_person = np.argsort(person, kind="stable") if by_person is None else by_person
         # The same by person; a deleted record's entries (person -1) come first.
         self._person_starts = np.cumsum(np.bincount(person + 1, minlength=len(people.ids) + 1))
-        self._hints: dict[int, tuple[str, str]] = {}
+        # Each person shown: id, commonest subject and co-author (a broad query's facet
+        # lists some 26,000 people at a million records, whose ids were decoded anew by
+        # every search).
+        self._shown: dict[int, tuple[str, str, str]] = {}
         self._lock = threading.Lock()
 
     def entries_of_name(self, label: int) -> npt.NDArray[np.integer[Any]]:
         start, stop = self._name_starts[label], self._name_starts[label + 1]
         return self._by_name[start:stop]
 
-    def subjects_and_coauthors(self, numbers: list[int], label: int) -> list[tuple[str, str]]:
-        """Each person's of ``numbers`` commonest subject and co-author (not ``label``, the
-        name they share), worked out together for those not seen before."""
+    def shown(self, numbers: list[int], label: int) -> list[tuple[str, str, str]]:
+        """Each person's of ``numbers`` id, commonest subject and co-author (not
+        ``label``, the name they share), worked out together for those not seen before."""
         with self._lock:
-            missing = [n for n in numbers if n not in self._hints]
+            missing = [n for n in numbers if n not in self._shown]
         if missing:
             parts = [
                 self._by_person[self._person_starts[n] : self._person_starts[n + 1]]
@@ -214,11 +217,12 @@ class PeopleIndex:
             docs = self.table.authors.doc_of_entry[entries].astype(np.int64)
             subjects = _tops(self.table.subjects, docs, owners, len(missing), -1)
             coauthors = _tops(self.table.authors, docs, owners, len(missing), label)
+            ids = self.people.ids
             with self._lock:
                 for n, subject, coauthor in zip(missing, subjects, coauthors, strict=True):
-                    self._hints[n] = (subject, coauthor)
+                    self._shown[n] = (ids[n], subject, coauthor)
         with self._lock:
-            return [self._hints[n] for n in numbers]
+            return [self._shown[n] for n in numbers]
 
 
 def facet_people(
@@ -248,16 +252,18 @@ def facet_people(
             continue
         order = np.lexsort((numbers, -counts))
         numbers, counts = numbers[order], counts[order]
-        pairs = index.subjects_and_coauthors(numbers.tolist(), label)
-        shown = Counter(subject for subject, _ in pairs)
-        hints = [
-            subject if subject and shown[subject] == 1 else (f"with {co}" if co else subject)
-            for subject, co in pairs
-        ]
-        ids = [people.ids[n] for n in numbers.tolist()]  # (each decoded once)
+        shown = index.shown(numbers.tolist(), label)
+        subjects = Counter(subject for _, subject, _ in shown)
         found = tuple(
-            PersonValue(person_id, hint, int(c), person_id == chosen)
-            for person_id, c, hint in zip(ids, counts.tolist(), hints, strict=True)
+            PersonValue(
+                person_id,
+                subject
+                if subject and subjects[subject] == 1
+                else (f"with {co}" if co else subject),
+                int(c),
+                person_id == chosen,
+            )
+            for (person_id, subject, co), c in zip(shown, counts.tolist(), strict=True)
         )
         out.append(replace(facet, people=found))
     return tuple(out)
