@@ -406,6 +406,20 @@ def test_saved_keys_that_do_not_match_their_count_are_refused(tmp_path: Path) ->
     ix.close()
 
 
+def test_strings_at_are_the_packed_strings_of_those_numbers() -> None:
+    """facets.strings_at (labels and person ids decoded in one go) against each string."""
+    rng = np.random.default_rng(3)
+    alphabet = list("abcł ø-ı.Zé") + [""]
+    strings = ["".join(rng.choice(alphabet, size=int(rng.integers(0, 7)))) for _ in range(40)]
+    packed = np.frombuffer(facets.VALUE_SEP.join(strings).encode("utf-8"), dtype=np.uint8)
+    ends = facets.string_ends(packed, len(strings))
+    for indices in ([], [0], [39], [5, 5, 0, 39, 12], rng.integers(0, 40, size=100).tolist()):
+        assert facets.strings_at(packed, ends, indices) == [strings[i] for i in indices]
+    labels = facets._SavedLabels(packed, len(strings), ends)
+    assert facets.labels_at(labels, [3, 1]) == [strings[3], strings[1]]
+    assert facets.labels_at(strings, [3, 1]) == [strings[3], strings[1]]
+
+
 @pytest.mark.parametrize("name", ["authors_label_ends", "authors_key_ends", "subjects_key_ends"])
 def test_saved_string_ends_that_do_not_fit_their_strings_are_refused(
     tmp_path: Path, name: str

@@ -542,6 +542,12 @@ class _SavedLabels(Sequence[str]):
     def __len__(self) -> int:
         return self._count
 
+    def many(self, indices: Sequence[int]) -> list[str]:
+        """The labels ``indices``, decoded in one go."""
+        if self._all is not None:
+            return [self._all[i] for i in indices]
+        return strings_at(self._packed, self._label_ends(), indices)
+
     def _label_ends(self) -> npt.NDArray[np.int64]:
         ends = self._ends
         if ends is None:
@@ -687,6 +693,36 @@ def string_ends(packed: npt.NDArray[np.uint8], count: int) -> npt.NDArray[np.int
     if not count:
         return np.zeros(0, dtype=np.int64)
     return np.concatenate([np.flatnonzero(packed == _SEP_BYTE), [len(packed)]]).astype(np.int64)
+
+
+def labels_at(labels: Sequence[str], indices: Sequence[int]) -> list[str]:
+    """``labels[i]`` for each of ``indices``: saved labels decoded in one go."""
+    many = getattr(labels, "many", None)
+    if many is not None:
+        found: list[str] = many(indices)
+        return found
+    return [labels[i] for i in indices]
+
+
+def strings_at(
+    packed: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64], indices: Sequence[int]
+) -> list[str]:
+    """The strings ``indices`` of ``packed`` (ending at ``ends``: see :func:`string_ends`),
+    decoded in one go: a facet's thousand people's hints and ids, one call each, took a
+    few milliseconds a name."""
+    if not len(indices):
+        return []
+    at = np.asarray(indices, dtype=np.int64)
+    starts = np.where(at > 0, ends[at - 1] + 1, 0)
+    lengths = ends[at] - starts
+    sizes = lengths + 1  # each string, then a separator
+    out = np.full(int(sizes.sum()), _SEP_BYTE, dtype=np.uint8)
+    before = np.cumsum(lengths) - lengths
+    within = np.arange(int(lengths.sum())) - np.repeat(before, lengths)
+    out[within + np.repeat(np.cumsum(sizes) - sizes, lengths)] = packed[
+        within + np.repeat(starts, lengths)
+    ]
+    return out[:-1].tobytes().decode("utf-8").split(VALUE_SEP)
 
 
 def check_strings(

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from pubsearch.core import npzfiles
 from pubsearch.index import people, peoplewords
-from pubsearch.index.facets import FacetTable, check_strings, string_ends
+from pubsearch.index.facets import FacetTable, check_strings, string_ends, strings_at
 from pubsearch.index.schema import VALUE_SEP
 from pubsearch.ingest.records import fold
 
@@ -233,6 +233,13 @@ class _PackedIds(Sequence[str]):
             ends = self._ends = string_ends(self._packed, self._count)
         start = int(ends[index - 1]) + 1 if index else 0
         return self._packed[start : int(ends[index])].tobytes().decode("utf-8")
+
+    def many(self, indices: Sequence[int]) -> list[str]:
+        """The ids ``indices``, decoded in one go."""
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = string_ends(self._packed, self._count)
+        return strings_at(self._packed, ends, indices)
 
     def __iter__(self) -> Iterator[str]:
         if not self._count:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pubsearch.index.facets import FacetTable
+from pubsearch.index.facets import FacetTable, labels_at
 from pubsearch.index.names import NameIndex
 from pubsearch.index.people import HOW
 from pubsearch.index.peopletable import PeopleTable
@@ -217,10 +217,12 @@ class PeopleIndex:
             docs = self.table.authors.doc_of_entry[entries].astype(np.int64)
             subjects = _tops(self.table.subjects, docs, owners, len(missing), -1)
             coauthors = _tops(self.table.authors, docs, owners, len(missing), label)
-            ids = self.people.ids
+            ids = labels_at(self.people.ids, missing)
             with self._lock:
-                for n, subject, coauthor in zip(missing, subjects, coauthors, strict=True):
-                    self._shown[n] = (ids[n], subject, coauthor)
+                for n, person_id, subject, coauthor in zip(
+                    missing, ids, subjects, coauthors, strict=True
+                ):
+                    self._shown[n] = (person_id, subject, coauthor)
         with self._lock:
             return [self._shown[n] for n in numbers]
 
@@ -299,6 +301,7 @@ def _tops(
     most = np.maximum.reduceat(counts, starts)
     top = np.flatnonzero(counts == np.repeat(most, np.diff(np.r_[starts, len(counts)])))
     winning = top[np.r_[True, owner_of[top][1:] != owner_of[top][:-1]]]
-    for owner, value in zip(owner_of[winning].tolist(), value_of[winning].tolist(), strict=True):
-        out[owner] = str(column.labels[value])
+    found = labels_at(column.labels, value_of[winning].tolist())
+    for owner, label in zip(owner_of[winning].tolist(), found, strict=True):
+        out[owner] = str(label)
     return out
