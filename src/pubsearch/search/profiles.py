@@ -208,12 +208,15 @@ class PeopleIndex:
         with self._lock:
             missing = [n for n in numbers if n not in self._shown]
         if missing:
-            parts = [
-                self._by_person[self._person_starts[n] : self._person_starts[n + 1]]
-                for n in missing
+            # Each person's entries, one after another (their slices of the order by person).
+            wanted = np.asarray(missing, dtype=np.int64)
+            starts = self._person_starts[wanted]
+            sizes = self._person_starts[wanted + 1] - starts
+            owners = np.repeat(np.arange(len(missing)), sizes)
+            firsts = np.cumsum(sizes) - sizes
+            entries = self._by_person[
+                np.arange(int(sizes.sum())) - np.repeat(firsts - starts, sizes)
             ]
-            entries = np.concatenate(parts)
-            owners = np.repeat(np.arange(len(missing)), [len(part) for part in parts])
             docs = self.table.authors.doc_of_entry[entries].astype(np.int64)
             subjects = _tops(self.table.subjects, docs, owners, len(missing), -1)
             coauthors = _tops(self.table.authors, docs, owners, len(missing), label)
