@@ -630,3 +630,20 @@ def test_initials_stand_for_the_same_full_names_read_once_or_again() -> None:
                 assert compatible(i, j) == expected, (typed, recorded)
     assert compatible(1, 4) and not compatible(1, 5) and compatible(1, 6)
     assert compatible(2, 7) and not compatible(2, 6) and compatible(9, 10)
+
+
+def test_ids_assembled_from_kept_bytes_and_new_ones_are_those_ids() -> None:
+    """An update's ids (peopletable._PackedIds.assembled): the kept people's copied as
+    bytes from the earlier table's, the new ones written, the table saved as it is."""
+    from pubsearch.index import peopletable
+
+    earlier = ["ana-ruiz-1a2b3c4d", "bo-chen-00ff00ff", "łukasz-ø-9", "cy-diaz-0"]
+    packed = np.frombuffer(peopletable._SEPARATOR.join(earlier).encode("utf-8"), dtype=np.uint8)
+    old = peopletable._PackedIds(packed, len(earlier))
+    at, taken = np.array([4, 0, 2]), np.array([2, 3, 0])
+    made = {1: "dee-eng-12345678", 3: "person-3", 5: "émile-ł-1"}
+    found = peopletable._PackedIds.assembled(6, old, at, taken, made)
+    expected = ["cy-diaz-0", "dee-eng-12345678", "ana-ruiz-1a2b3c4d", "person-3"]
+    expected += ["łukasz-ø-9", "émile-ł-1"]
+    assert list(found) == expected and found.many([5, 0]) == [expected[5], expected[0]]
+    assert np.array_equal(found.ends, peopletable.string_ends(found.packed, 6))

@@ -41,6 +41,7 @@ _SEPARATOR = VALUE_SEP  # what string_ends and check_strings split by
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 IntArray = npt.NDArray[np.int64]
+_SEP_BYTE = ord(_SEPARATOR)
 BoolArray = npt.NDArray[np.bool_]
 
 
@@ -130,7 +131,11 @@ class PeopleTable:
 
     def save(self, directory: Path, generation: int) -> None:
         """Write the table into ``directory`` (a new file, renamed into place)."""
-        packed = np.frombuffer(_SEPARATOR.join(self.ids).encode("utf-8"), dtype=np.uint8)
+        if isinstance(self.ids, _PackedIds):
+            packed, ends = self.ids.packed, self.ids.ends
+        else:
+            packed = np.frombuffer(_SEPARATOR.join(self.ids).encode("utf-8"), dtype=np.uint8)
+            ends = string_ends(packed, len(self.ids))
         orders = {
             name: array
             for name, array in (
@@ -151,7 +156,7 @@ class PeopleTable:
                 "how": self.how,
                 "confidence": self.confidence,
                 "ids": packed,
-                "id_ends": string_ends(packed, len(self.ids)),
+                "id_ends": ends,
                 **orders,
             },
         )
@@ -236,10 +241,51 @@ class _PackedIds(Sequence[str]):
 
     def many(self, indices: Sequence[int]) -> list[str]:
         """The ids ``indices``, decoded in one go."""
+        return strings_at(self._packed, self.ends, indices)
+
+    @property
+    def packed(self) -> npt.NDArray[np.uint8]:
+        """The ids, UTF-8, joined by the separator."""
+        return self._packed
+
+    @property
+    def ends(self) -> IntArray:
+        """Where each id ends in :attr:`packed` (see string_ends)."""
         ends = self._ends
         if ends is None:
             ends = self._ends = string_ends(self._packed, self._count)
-        return strings_at(self._packed, ends, indices)
+        return ends
+
+    @classmethod
+    def assembled(
+        cls, count: int, old: _PackedIds, at: IntArray, taken: IntArray, new: dict[int, str]
+    ) -> _PackedIds:
+        """``count`` ids: those numbered ``at`` are ``old``'s ids ``taken`` (copied as
+        bytes, not decoded: an update at a million records keeps millions), those of
+        ``new`` its strings."""
+        encoded = {number: text.encode("utf-8") for number, text in new.items()}
+        old_ends = old.ends
+        old_starts = np.where(taken > 0, old_ends[taken - 1] + 1, 0)
+        lengths = np.zeros(count, dtype=np.int64)
+        lengths[at] = old_ends[taken] - old_starts
+        for number, raw in encoded.items():
+            lengths[number] = len(raw)
+        starts = np.cumsum(lengths + 1) - (lengths + 1)  # each id and a separator
+        ends = starts + lengths
+        packed = np.full(int(ends[-1]) if count else 0, _SEP_BYTE, dtype=np.uint8)
+        # Kept ids in runs numbered one after another in both (an update numbers its
+        # kept people after the new ones, in their earlier order): each run one copy.
+        order = np.argsort(at, kind="stable")
+        at, taken, old_starts = at[order], taken[order], old_starts[order]
+        breaks = np.flatnonzero((np.diff(at) != 1) | (np.diff(taken) != 1)) + 1
+        firsts = np.r_[0, breaks] if len(at) else breaks
+        lasts = np.r_[breaks - 1, len(at) - 1] if len(at) else breaks
+        for first, last in zip(firsts.tolist(), lasts.tolist(), strict=True):
+            source = old.packed[int(old_starts[first]) : int(old_ends[taken[last]])]
+            packed[int(starts[at[first]]) : int(ends[at[last]])] = source
+        for number, raw in encoded.items():
+            packed[int(starts[number]) : int(ends[number])] = np.frombuffer(raw, dtype=np.uint8)
+        return cls(packed, count, ends)
 
     def __iter__(self) -> Iterator[str]:
         if not self._count:
@@ -288,21 +334,18 @@ def _ids(
     old_ids: Sequence[str],
     target: IntArray,
     numbers: IntArray,
-) -> tuple[str, ...]:
+) -> Sequence[str]:
     """Each person's id (see the module's doc): a person whose first group (the one the
     others joined) was an earlier person (``earlier``, by group: its number in
     ``old_ids``, else -1) keeps that person's id."""
     count = len(numbers)
-    ids = np.full(count, None, dtype=object)
+    made: dict[int, str] = {}
     need = np.ones(count, dtype=np.bool_)
     groups = np.flatnonzero(earlier >= 0)
     roots = groups[target[groups] == groups]
-    if len(roots):
-        # (Each id decoded once, not one by one: millions of kept people at 1M records.)
-        olds = np.asarray(tuple(old_ids), dtype=object)
-        at = np.searchsorted(numbers, roots)
-        ids[at] = olds[earlier[roots]]
-        need[at] = False
+    kept_at = np.searchsorted(numbers, roots)
+    kept_from = earlier[roots]
+    need[kept_at] = False
     live = np.flatnonzero(person >= 0)
     entries = live[need[person[live]]]
     if len(entries):
@@ -329,8 +372,19 @@ def _ids(
         for number, label in main.items():
             at = int(smallest[number])
             record = str(in_order[at]) if at < len(involved) else ""
-            ids[number] = person_id(labels[label], record)
-    return tuple(i or f"person-{n}" for n, i in enumerate(ids.tolist()))
+            made[number] = person_id(labels[label], record)
+    for number in np.flatnonzero(need).tolist():
+        made.setdefault(number, f"person-{number}")  # (a person of no live entry)
+    if isinstance(old_ids, _PackedIds):
+        # Kept people's ids copied as bytes (millions at 1M records), not decoded.
+        return _PackedIds.assembled(count, old_ids, kept_at, kept_from, made)
+    ids: list[str] = [""] * count
+    olds = tuple(old_ids)
+    for number, old in zip(kept_at.tolist(), kept_from.tolist(), strict=True):
+        ids[number] = olds[old]
+    for number, text in made.items():
+        ids[number] = text
+    return tuple(ids)
 
 
 def person_id(name: str, record_id: str) -> str:
