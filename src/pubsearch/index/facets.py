@@ -24,6 +24,7 @@ from whoosh.reading import IndexReader
 
 from pubsearch.codec import w3columns
 from pubsearch.core import gcpause, npzfiles
+from pubsearch.core.ranges import gathered
 from pubsearch.index.schema import VALUE_SEP
 from pubsearch.ingest.records import fold
 
@@ -717,11 +718,7 @@ def strings_at(
     lengths = ends[at] - starts
     sizes = lengths + 1  # each string, then a separator
     out = np.full(int(sizes.sum()), _SEP_BYTE, dtype=np.uint8)
-    before = np.cumsum(lengths) - lengths
-    within = np.arange(int(lengths.sum())) - np.repeat(before, lengths)
-    out[within + np.repeat(np.cumsum(sizes) - sizes, lengths)] = packed[
-        within + np.repeat(starts, lengths)
-    ]
+    out[gathered(np.cumsum(sizes) - sizes, lengths)] = packed[gathered(starts, lengths)]
     return out[:-1].tobytes().decode("utf-8").split(VALUE_SEP)
 
 

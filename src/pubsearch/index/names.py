@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pubsearch.core import npzfiles
+from pubsearch.core.ranges import gathered
 from pubsearch.ingest.records import author_identity, fold
 from pubsearch.ingest.textforms import transliterations
 
@@ -383,20 +384,13 @@ def _papers(documents: Documents, pair_bucket: IntArray, pair_name: Int32Array) 
     values = documents.value_ids[live].astype(np.int64)
     docs = documents.doc_of_entry[live].astype(np.int64)
     counts = per_name[values]
-    entry_bucket = by_name[np.repeat(first[values], counts) + _ranges(counts)]
+    entry_bucket = by_name[gathered(first[values], counts)]
     entry_doc = np.repeat(docs, counts)
     pairs = np.unique(entry_bucket.astype(np.int64) * len(documents.live) + entry_doc)
     found: Int32Array = np.bincount(pairs // len(documents.live), minlength=buckets).astype(
         np.int32
     )
     return found
-
-
-def _ranges(counts: IntArray) -> IntArray:
-    """0..n-1 for each n of ``counts``, one after another."""
-    total = int(counts.sum())
-    starts = np.cumsum(counts) - counts
-    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
 
 
 def name_variants(labels: Iterable[str]) -> dict[str, str]:

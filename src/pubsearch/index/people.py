@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pubsearch.core.ranges import ranges
 from pubsearch.index.peopleevidence import (
     FULL,
     INITIALS,
@@ -461,7 +462,6 @@ def _average_linkage(
     matrix[i, j] = sims
     matrix[j, i] = sims
     weights = comp_size[members].astype(np.float64)
-    np.fill_diagonal(matrix, -np.inf)
     active = np.ones(size, dtype=np.bool_)
     while True:
         flat = int(np.argmax(matrix))
@@ -671,7 +671,7 @@ def _profile_pairs(
     counts = np.searchsorted(profile_name, pairs, side="right") - starts
     sizes = counts[:, 0] * counts[:, 1]
     which = np.repeat(np.arange(len(pairs)), sizes)
-    within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    within = ranges(sizes)
     across = counts[which, 1]
     left = profile[starts[which, 0] + within // across]
     right = profile[starts[which, 1] + within % across]

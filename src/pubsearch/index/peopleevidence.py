@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pubsearch.core.ranges import gathered
 from pubsearch.index.facets import MultiValued
 from pubsearch.index.peoplewords import DocWords, term_hashes
 from pubsearch.index.rowdots import RowProduct, row_dots, run_dots, run_pairs
@@ -518,8 +519,7 @@ class Compatible:
         starts = np.searchsorted(keys_sorted, initial_keys, "left")
         counts = np.searchsorted(keys_sorted, initial_keys, "right") - starts
         left = np.repeat(initials.astype(np.int64), counts)
-        within = np.arange(len(left)) - np.repeat(np.cumsum(counts) - counts, counts)
-        right = fulls_sorted[np.repeat(starts, counts) + within].astype(np.int64)
+        right = fulls_sorted[gathered(starts, counts)].astype(np.int64)
         if not len(left):
             return np.zeros((0, 2), dtype=np.int64)
         # Each name read once: the numbers of its given names, letters and surname.
@@ -700,10 +700,7 @@ def _buckets(words: DocWords, offsets: IntArray, first: int, last: int) -> IntAr
 def _gathered_buckets(words: DocWords, offsets: IntArray, docs: IntArray) -> IntArray:
     """The buckets of the words of documents ``docs`` (ascending), document by document."""
     starts = offsets[docs]
-    lengths = offsets[docs + 1] - starts
-    ends = np.cumsum(lengths)
-    total = int(ends[-1]) if len(ends) else 0
-    at = np.arange(total) + np.repeat(starts - (ends - lengths), lengths)
+    at = gathered(starts, offsets[docs + 1] - starts)
     result: IntArray = (words.hashes[at] & (_BUCKETS - 1)).astype(np.intp)
     return result
 

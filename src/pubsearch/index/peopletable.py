@@ -233,9 +233,7 @@ class _PackedIds(Sequence[str]):
         if not -self._count <= index < self._count:
             raise IndexError("person number out of range")
         index %= self._count
-        ends = self._ends
-        if ends is None:
-            ends = self._ends = string_ends(self._packed, self._count)
+        ends = self.ends
         start = int(ends[index - 1]) + 1 if index else 0
         return self._packed[start : int(ends[index])].tobytes().decode("utf-8")
 

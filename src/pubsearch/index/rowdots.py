@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pubsearch.core.ranges import gathered
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
@@ -78,10 +80,8 @@ def run_pairs_of(
     rows = np.flatnonzero(chosen)
     run = np.searchsorted(starts, rows, "right") - 1
     size = sizes[run]
-    ends = np.cumsum(size)
     a = np.repeat(rows, size)
-    b = np.repeat(starts[run], size) + np.arange(int(ends[-1]) if len(ends) else 0)
-    b -= np.repeat(ends - size, size)
+    b = gathered(starts[run], size)
     # Each pair once: from its chosen row, or from the first of two chosen rows.
     keep = (b != a) & (~chosen[b] | (b > a))
     left, right = np.minimum(a, b)[keep], np.maximum(a, b)[keep]

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pubsearch.core.ranges import gathered
 from pubsearch.index.facets import FacetTable, labels_at
 from pubsearch.index.names import NameIndex
 from pubsearch.index.people import HOW
@@ -213,10 +214,7 @@ class PeopleIndex:
             starts = self._person_starts[wanted]
             sizes = self._person_starts[wanted + 1] - starts
             owners = np.repeat(np.arange(len(missing)), sizes)
-            firsts = np.cumsum(sizes) - sizes
-            entries = self._by_person[
-                np.arange(int(sizes.sum())) - np.repeat(firsts - starts, sizes)
-            ]
+            entries = self._by_person[gathered(starts, sizes)]
             docs = self.table.authors.doc_of_entry[entries].astype(np.int64)
             subjects = _tops(self.table.subjects, docs, owners, len(missing), -1)
             coauthors = _tops(self.table.authors, docs, owners, len(missing), label)
@@ -286,9 +284,7 @@ def _tops(
     out = [""] * count
     if not total:
         return out
-    firsts = np.cumsum(sizes) - sizes
-    at = np.arange(total) - np.repeat(firsts, sizes) + np.repeat(starts, sizes)
-    values = column.value_ids[at].astype(np.int64)
+    values = column.value_ids[gathered(starts, sizes)].astype(np.int64)
     whose = np.repeat(owners.astype(np.int64), sizes)
     keep = values != leave_out
     values, whose = values[keep], whose[keep]
