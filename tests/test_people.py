@@ -290,6 +290,33 @@ def test_the_initials_and_full_names_that_stand_for_each_other_are_found_at_once
     assert len(one_by_one) >= 10
 
 
+def test_an_updates_name_pairs_from_the_earlier_ones_are_those_worked_out_whole() -> None:
+    names = [
+        "V. Patel", "V. M. Patel", "Vishal Patel", "Vishal M. Patel", "Vikram Manu Patel",
+        "Vishal K. Patel", "Y. Liu", "Yang Liu", "Yi Liu", "Y. L. Liu", "Ying-Lan Liu",
+        "J. Dupont", "Jean Dupont", "Plato",
+    ]  # fmt: skip
+    ev = evidence([([name], [], "") for name in names])
+    every = np.ones(len(names), dtype=np.bool_)
+    whole = people.name_pairs(ev, every)
+    assert len(whole) >= 8
+    assert whole.tolist() == sorted(whole.tolist())
+    # Earlier, some names were not live (no record yet, or all removed) and so had no
+    # pairs; since then they are (changed), and some others lost every record (changed).
+    before = every.copy()
+    before[[names.index("V. M. Patel"), names.index("Yi Liu"), names.index("Jean Dupont")]] = False
+    known = people.name_pairs(ev, before)
+    now = every.copy()
+    now[[names.index("Vishal Patel"), names.index("Y. L. Liu")]] = False
+    changed = before != now
+    updated = people.name_pairs(ev, now, changed, known)
+    assert updated.tolist() == people.name_pairs(ev, now).tolist()
+    assert updated.tolist() != whole.tolist() != known.tolist()
+    # Pairs of names not live, or of ids past the names (a stale table), are dropped.
+    stale = np.concatenate([known, [[0, len(names) + 3]]])
+    assert people.name_pairs(ev, now, changed, stale).tolist() == updated.tolist()
+
+
 @pytest.mark.parametrize(
     ("label", "forms"),
     [
@@ -337,7 +364,7 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
     mine = Record(
         title="Radiation tolerance of the calorimeter trigger transmitter",
         abstract=CALORIMETER,
-        authors=("Yang You", "Le Xiao"),
+        authors=("Yang You", "Le Xiao", "A. Ruiz"),
         year=2022,
         subjects=("physics.ins-det",),
         source="test",
@@ -347,6 +374,13 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
     # Yang You's records changed: split again, every record still under the name.
     assert sum(_ids_of(table, after, "Yang You").values()) == 19
     assert _ids_of(table, after, "Wei Lin") == wei_lin
+    # The pairs of initials and full names it kept for the next update are those of
+    # every live name worked out whole.
+    whole = people.Evidence(table.authors, table.subjects, table.live, _no_words(table.size))
+    live_names = np.zeros(len(table.authors.labels), dtype=np.bool_)
+    live_names[table.authors.value_ids[after.person >= 0]] = True
+    assert after.name_pairs is not None and len(after.name_pairs) > 0
+    assert after.name_pairs.tolist() == people.name_pairs(whole, live_names).tolist()
     # Each generation keeps its words, which the next update reads rather than every
     # changed name's records: they are those of its stored texts, document by document.
     generation = storage.current_generation(index_dir)
@@ -407,6 +441,11 @@ def test_a_fresh_process_refuses_a_build_without_its_saved_words(
     ix.close()
     with pytest.raises(IndexCorruptError, match="words of generation"):
         build.people_from_files(str(generation), number)
+
+
+def _no_words(documents: int) -> peoplewords.DocWords:
+    """Words for evidence that reads none (names' forms and pairs alone)."""
+    return peoplewords.DocWords.of((f"r{doc}", "", "") for doc in range(documents))
 
 
 def test_person_ids_are_the_name_and_the_smallest_record_id() -> None:

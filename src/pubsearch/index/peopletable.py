@@ -65,6 +65,10 @@ class PeopleTable:
     # saved without them.
     name_keys: IntArray | None = None
     name_kinds: npt.NDArray[np.int8] | None = None
+    # The live names' pairs of initials and full name that stand for each other
+    # (people.name_pairs, rows ``initials, full``), so that an update reads only those of
+    # the names it changed; None in a table saved without them.
+    name_pairs: npt.NDArray[np.int32] | None = None
 
     @classmethod
     def build(
@@ -113,7 +117,11 @@ class PeopleTable:
         group[live] = dense
         earlier = np.where(numbers >= made, numbers - made, -1)  # each group's earlier person
         regrouped = people.Split(group, how, confidence)
-        target = people.join(evidence, regrouped, settings, changed)
+        live_names = np.zeros(len(table.authors.labels), dtype=np.bool_)
+        live_names[value[live]] = True
+        known = None if previous is None else previous.name_pairs
+        pairs = people.name_pairs(evidence, live_names, changed, known)
+        target = people.join(evidence, regrouped, settings, changed, pairs)
         person = np.full(len(group), -1, dtype=np.int64)
         people_numbers, person[live] = np.unique(target[group[live]], return_inverse=True)
         old_ids = () if previous is None else previous.ids
@@ -127,6 +135,7 @@ class PeopleTable:
             by_person=np.argsort(person, kind="stable").astype(np.int32),
             name_keys=evidence.form_keys,
             name_kinds=evidence.name_kinds,
+            name_pairs=pairs.astype(np.int32),
         )
 
     def save(self, directory: Path, generation: int) -> None:
@@ -143,6 +152,7 @@ class PeopleTable:
                 ("by_person", self.by_person),
                 ("name_keys", self.name_keys),
                 ("name_kinds", self.name_kinds),
+                ("name_pairs", self.name_pairs),
             )
             if array is not None
         }
@@ -181,6 +191,9 @@ class PeopleTable:
             if any(order is not None and len(order) != entries for order in orders):
                 return None
             keys, kinds = data.get("name_keys"), data.get("name_kinds")
+            pairs = data.get("name_pairs")
+            if pairs is not None and (pairs.ndim != 2 or pairs.shape[1] != 2):
+                pairs = None
             return cls(
                 data["person"],
                 data["how"],
@@ -190,6 +203,7 @@ class PeopleTable:
                 by_person=orders[1],
                 name_keys=keys,
                 name_kinds=kinds,
+                name_pairs=pairs,
             )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
