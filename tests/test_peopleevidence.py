@@ -239,3 +239,26 @@ def test_the_links_of_some_forms_are_how_often_each_two_of_them_wrote_together()
     assert np.array_equal(some[ed], found[ed]) and np.array_equal(some[:, ed], found[:, ed])
     assert some[bo, cy] == some[cy, bo] == 0
     assert np.array_equal(ev.links(chosen, np.arange(3)).toarray(), found)
+
+
+def test_words_counted_from_an_earlier_count_are_those_counted_again() -> None:
+    records = [*filler(30), *[(["Ana Ruiz"], ["cs.LG"], f"{LONG} {i}") for i in range(6)]]
+    ev = evidence(records)
+    earlier = np.ones(len(records), dtype=np.bool_)
+    earlier[[3, 31]] = False  # removed before
+    first = evidence(records[:-4])
+    before = peopleevidence.Evidence(first.authors, first.subjects, earlier[:-4], first.words)
+    # Since: two documents removed, one of them restored, and four new.
+    now = np.ones(len(records), dtype=np.bool_)
+    now[[5, 12, 31]] = False
+    known = (before.word_counts, earlier[:-4])
+    counted = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words, known_counts=known)
+    again = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words)
+    assert counted.word_counts.tolist() == again.word_counts.tolist()
+    assert counted.word_counts.tolist() != before.word_counts.tolist()
+    assert int(again.word_counts.max()) == 28  # a word of every filler: 30 less 2 removed
+    assert (counted.word_matrix != again.word_matrix).nnz == 0
+    # Counts that do not fit the documents (another generation's) are counted again.
+    wrong = (np.zeros_like(before.word_counts), earlier[:-4])
+    fresh = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words, known_counts=wrong)
+    assert fresh.word_counts.tolist() == again.word_counts.tolist()

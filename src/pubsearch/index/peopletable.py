@@ -69,6 +69,10 @@ class PeopleTable:
     # (people.name_pairs, rows ``initials, full``), so that an update reads only those of
     # the names it changed; None in a table saved without them.
     name_pairs: npt.NDArray[np.int32] | None = None
+    # How many live documents hold a word of each bucket (Evidence.word_counts) and which
+    # documents were live, so that an update counts only the documents changed since.
+    word_counts: npt.NDArray[np.int32] | None = None
+    counted: BoolArray | None = None
 
     @classmethod
     def build(
@@ -94,6 +98,7 @@ class PeopleTable:
             changed=changed,
             known_keys=None if previous is None else previous.name_keys,
             known_kinds=None if previous is None else previous.name_kinds,
+            known_counts=None if previous is None else previous.known_counts(),
         )
         before = None if previous is None else np.asarray(previous.person, dtype=np.int64)
         split = people.split(evidence, settings, changed, before)
@@ -136,7 +141,15 @@ class PeopleTable:
             name_keys=evidence.form_keys,
             name_kinds=evidence.name_kinds,
             name_pairs=pairs.astype(np.int32),
+            word_counts=evidence.word_counts,
+            counted=np.asarray(table.live, dtype=np.bool_),
         )
+
+    def known_counts(self) -> tuple[npt.NDArray[np.int32], BoolArray] | None:
+        """The words' counts saved and the documents they count, when both were saved."""
+        if self.word_counts is None or self.counted is None:
+            return None
+        return self.word_counts, self.counted
 
     def save(self, directory: Path, generation: int) -> None:
         """Write the table into ``directory`` (a new file, renamed into place)."""
@@ -153,6 +166,8 @@ class PeopleTable:
                 ("name_keys", self.name_keys),
                 ("name_kinds", self.name_kinds),
                 ("name_pairs", self.name_pairs),
+                ("word_counts", self.word_counts),
+                ("counted", self.counted),
             )
             if array is not None
         }
@@ -204,6 +219,8 @@ class PeopleTable:
                 name_keys=keys,
                 name_kinds=kinds,
                 name_pairs=pairs,
+                word_counts=data.get("word_counts"),
+                counted=data.get("counted"),
             )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
             return None
