@@ -393,9 +393,11 @@ def test_a_build_saves_the_people_and_an_update_keeps_their_ids(
     ix.close()
     assert saved is not None and len(saved) == len(fresh) == len(deleted)
     # The words' counts it kept (updated by the records changed) are those counted again.
-    assert after.word_counts is not None and after.counted is not None
+    assert after.word_buckets is not None and after.bucket_counts is not None
+    assert after.counted is not None
     recounted = people.Evidence(table.authors, table.subjects, table.live, saved).word_counts
-    assert after.word_counts.tolist() == recounted.tolist()
+    assert after.word_buckets.tolist() == np.flatnonzero(recounted).tolist()
+    assert after.bucket_counts.tolist() == recounted[recounted > 0].tolist()
     assert after.counted.tolist() == [not gone for gone in deleted]
     for doc, gone in enumerate(deleted):
         if not gone:

@@ -251,7 +251,8 @@ def test_words_counted_from_an_earlier_count_are_those_counted_again() -> None:
     # Since: two documents removed, one of them restored, and four new.
     now = np.ones(len(records), dtype=np.bool_)
     now[[5, 12, 31]] = False
-    known = (before.word_counts, earlier[:-4])
+    buckets = np.flatnonzero(before.word_counts).astype(np.uint32)
+    known = (buckets, before.word_counts[buckets], earlier[:-4])
     counted = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words, known_counts=known)
     again = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words)
     assert counted.word_counts.tolist() == again.word_counts.tolist()
@@ -259,6 +260,6 @@ def test_words_counted_from_an_earlier_count_are_those_counted_again() -> None:
     assert int(again.word_counts.max()) == 28  # a word of every filler: 30 less 2 removed
     assert (counted.word_matrix != again.word_matrix).nnz == 0
     # Counts that do not fit the documents (another generation's) are counted again.
-    wrong = (np.zeros_like(before.word_counts), earlier[:-4])
+    wrong = (buckets, np.zeros(len(buckets), dtype=np.int32), earlier[:-4])
     fresh = peopleevidence.Evidence(ev.authors, ev.subjects, now, ev.words, known_counts=wrong)
     assert fresh.word_counts.tolist() == again.word_counts.tolist()

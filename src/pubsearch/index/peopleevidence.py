@@ -132,7 +132,8 @@ class Evidence:
     weighed by every live document. ``known_keys`` and ``known_kinds``: the names'
     :func:`form_key` and kind (:attr:`name_kinds`) as an earlier build worked them out (the
     first names, by id), so that only the names added since are read. ``known_counts``:
-    an earlier generation's :attr:`word_counts` and the documents it counted."""
+    an earlier generation's :attr:`word_counts` (the buckets counted and their counts)
+    and the documents it counted."""
 
     authors: MultiValued
     subjects: MultiValued
@@ -141,7 +142,7 @@ class Evidence:
     changed: BoolArray | None = None
     known_keys: IntArray | None = None
     known_kinds: Int8Array | None = None
-    known_counts: tuple[npt.NDArray[np.int32], BoolArray] | None = None
+    known_counts: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], BoolArray] | None = None
 
     @cached_property
     def word_counts(self) -> npt.NDArray[np.int32]:
@@ -615,19 +616,23 @@ _KEY_SEP = "\x1f"
 
 
 def _word_counts(
-    words: DocWords, live: BoolArray, known: tuple[npt.NDArray[np.int32], BoolArray] | None
+    words: DocWords,
+    live: BoolArray,
+    known: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], BoolArray] | None,
 ) -> npt.NDArray[np.int32]:
     """How many ``live`` documents hold a word of each bucket. A word is its hash's bucket
     (of 4M: words that share one are few, and rare), counted with bincount rather than
     sorted, a slice of documents at a time: at a million records, 122 million words, whose
     arrays whole (and bincount's 64-bit copy of them) took gigabytes. With ``known`` (an
-    earlier generation's counts and the documents it counted, numbered as now), only the
-    documents counted or not since are read (an update's: 2.5 s fewer at 1M records)."""
+    earlier generation's buckets counted, their counts and the documents it counted,
+    numbered as now), only the documents counted or not since are read (an update's: 2.5
+    s fewer at 1M records)."""
     offsets = words.offsets.astype(np.int64)
-    if known is not None and len(known[0]) == _BUCKETS and len(known[1]) <= len(live):
+    if known is not None and len(known[2]) <= len(live) and (known[0] < _BUCKETS).all():
         counted = np.zeros(len(live), dtype=np.bool_)
-        counted[: len(known[1])] = known[1]
-        df = np.asarray(known[0], dtype=np.int64).copy()
+        counted[: len(known[2])] = known[2]
+        df = np.zeros(_BUCKETS, dtype=np.int64)
+        df[known[0]] = known[1]
         for docs, sign in ((counted & ~live, -1), (live & ~counted, 1)):
             found = _gathered_buckets(words, offsets, np.flatnonzero(docs))
             df += sign * np.bincount(found, minlength=_BUCKETS)

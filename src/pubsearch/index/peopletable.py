@@ -69,9 +69,11 @@ class PeopleTable:
     # (people.name_pairs, rows ``initials, full``), so that an update reads only those of
     # the names it changed; None in a table saved without them.
     name_pairs: npt.NDArray[np.int32] | None = None
-    # How many live documents hold a word of each bucket (Evidence.word_counts) and which
-    # documents were live, so that an update counts only the documents changed since.
-    word_counts: npt.NDArray[np.int32] | None = None
+    # How many live documents hold a word of each bucket (Evidence.word_counts: the
+    # buckets of any and their counts) and which documents were live, so that an update
+    # counts only the documents changed since.
+    word_buckets: npt.NDArray[np.uint32] | None = None
+    bucket_counts: npt.NDArray[np.int32] | None = None
     counted: BoolArray | None = None
 
     @classmethod
@@ -131,6 +133,7 @@ class PeopleTable:
         people_numbers, person[live] = np.unique(target[group[live]], return_inverse=True)
         old_ids = () if previous is None else previous.ids
         ids = _ids(table, words, person, value, docs, earlier, old_ids, target, people_numbers)
+        counted_buckets = np.flatnonzero(evidence.word_counts)
         return cls(
             person.astype(np.int32),
             how,
@@ -141,15 +144,20 @@ class PeopleTable:
             name_keys=evidence.form_keys,
             name_kinds=evidence.name_kinds,
             name_pairs=pairs.astype(np.int32),
-            word_counts=evidence.word_counts,
+            word_buckets=counted_buckets.astype(np.uint32),
+            bucket_counts=evidence.word_counts[counted_buckets],
             counted=np.asarray(table.live, dtype=np.bool_),
         )
 
-    def known_counts(self) -> tuple[npt.NDArray[np.int32], BoolArray] | None:
-        """The words' counts saved and the documents they count, when both were saved."""
-        if self.word_counts is None or self.counted is None:
+    def known_counts(
+        self,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], BoolArray] | None:
+        """The words' counts saved and the documents they count, when they were saved."""
+        if self.word_buckets is None or self.bucket_counts is None or self.counted is None:
             return None
-        return self.word_counts, self.counted
+        if len(self.word_buckets) != len(self.bucket_counts):
+            return None
+        return self.word_buckets, self.bucket_counts, self.counted
 
     def save(self, directory: Path, generation: int) -> None:
         """Write the table into ``directory`` (a new file, renamed into place)."""
@@ -166,7 +174,8 @@ class PeopleTable:
                 ("name_keys", self.name_keys),
                 ("name_kinds", self.name_kinds),
                 ("name_pairs", self.name_pairs),
-                ("word_counts", self.word_counts),
+                ("word_buckets", self.word_buckets),
+                ("bucket_counts", self.bucket_counts),
                 ("counted", self.counted),
             )
             if array is not None
@@ -219,7 +228,8 @@ class PeopleTable:
                 name_keys=keys,
                 name_kinds=kinds,
                 name_pairs=pairs,
-                word_counts=data.get("word_counts"),
+                word_buckets=data.get("word_buckets"),
+                bucket_counts=data.get("bucket_counts"),
                 counted=data.get("counted"),
             )
         except (OSError, KeyError, ValueError, zipfile.BadZipFile):
