@@ -531,7 +531,7 @@ def name_pairs(
     names whose records changed since), only the pairs of a changed name are read anew:
     a name whose records did not change was live then as now, and whether two names stand
     for each other depends on the two names alone (at 1M synthetic records, 1.6 s rather
-    than the 7.7 s of every name of the changed names' forms: docs/people.md)."""
+    than about 7 s for every name of the changed names' forms: docs/people.md)."""
     keys, kinds = evidence.form_keys, evidence.name_kinds
     size = len(evidence.labels)
     live = live[:size]
