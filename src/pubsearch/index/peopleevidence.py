@@ -28,7 +28,6 @@ three real authors renamed to one name) drawn apart from the ones it reports on
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -41,8 +40,9 @@ import numpy.typing as npt
 
 from pubsearch.core.ranges import gathered
 from pubsearch.index.facets import MultiValued
-from pubsearch.index.peoplewords import DocWords, term_hashes
+from pubsearch.index.peoplewords import DocWords
 from pubsearch.index.rowdots import RowProduct, row_dots, run_dots, run_pairs
+from pubsearch.index.wordmatrix import Columns, KnownCounts, unit_rows, word_counts, word_matrix
 from pubsearch.ingest.records import fold
 
 IntArray = npt.NDArray[np.int64]
@@ -53,10 +53,6 @@ Int8Array = npt.NDArray[np.int8]
 # The kinds of author names (Evidence.name_kinds).
 FULL, INITIALS, ONE_WORD = 0, 1, 2
 
-# A word is too common to tell people apart on more than a twentieth of the records, and
-# more than this many (a small index's words are not all common).
-_COMMON_FLOOR = 10
-_BUCKETS = 1 << 22
 # Co-authors on records of more authors than this say nothing of who wrote it (the
 # default of :attr:`pubsearch.index.people.Settings.max_authors`, and the co-author
 # forms' limit).
@@ -142,17 +138,31 @@ class Evidence:
     changed: BoolArray | None = None
     known_keys: IntArray | None = None
     known_kinds: Int8Array | None = None
-    known_counts: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], BoolArray] | None = None
+    known_counts: KnownCounts | None = None
 
     @cached_property
     def word_counts(self) -> npt.NDArray[np.int32]:
-        """How many live documents hold a word of each bucket (see :func:`_word_counts`)."""
-        return _word_counts(self.words, self.live, self.known_counts)
+        """How many live documents hold a word of each bucket (:mod:`.wordmatrix`)."""
+        return word_counts(self.words, self.live, self.known_counts)
+
+    @cached_property
+    def word_columns(self) -> Columns:
+        """Each word bucket's idf and column (:mod:`.wordmatrix`)."""
+        return Columns.of(self.word_counts, self.live)
 
     @cached_property
     def word_matrix(self) -> Any:
-        """Documents x words (see :func:`_word_matrix`), made once."""
-        return _word_matrix(self.words, self.live, self.rows, self.word_counts)
+        """Documents x words (:mod:`.wordmatrix`): rows for :attr:`rows`, made once."""
+        return word_matrix(self.words, self.live, self.word_columns, self.rows)
+
+    def word_rows(self, docs: IntArray) -> Any:
+        """:attr:`word_matrix`'s rows of ``docs`` (ascending, distinct; any live document),
+        made for them alone: an update's groups' (its changed names' documents and those
+        of the profiles its joins compare are a fraction of :attr:`rows`, 82 % of the
+        documents at 1M synthetic records)."""
+        from pubsearch.index.wordmatrix import word_rows
+
+        return word_rows(self.words, self.live, self.word_columns, docs)
 
     @cached_property
     def subject_matrix(self) -> Any:
@@ -348,9 +358,19 @@ class GroupVectors:
         np.add.at(words_count, group_of, counts[docs])
         own_forms = np.full(groups, -1, dtype=np.int64)
         own_forms[group_of] = evidence.forms[authors.value_ids.astype(np.int64)[entries]]
+        if evidence.changed is None:
+            words = member @ evidence.word_matrix
+        else:  # an update's: the rows of these groups' documents alone
+            used = np.unique(docs)
+            columns = np.searchsorted(used, docs)
+            mine = csr_matrix(
+                (np.ones(len(entries), dtype=np.float32), (group_of, columns)),
+                shape=(groups, len(used)),
+            )
+            words = mine @ evidence.word_rows(used)
         return cls(
-            words=_unit_rows(member @ evidence.word_matrix),
-            subjects=_unit_rows(member @ evidence.subject_matrix),
+            words=unit_rows(words),
+            subjects=unit_rows(member @ evidence.subject_matrix),
             words_count=words_count,
             records=np.bincount(group_of, minlength=groups).astype(np.int64),
             member=member,
@@ -615,145 +635,6 @@ def form_key(label: str, parsed: tuple[str, str, bool] | None) -> int:
 _KEY_SEP = "\x1f"
 
 
-def _word_counts(
-    words: DocWords,
-    live: BoolArray,
-    known: tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], BoolArray] | None,
-) -> npt.NDArray[np.int32]:
-    """How many ``live`` documents hold a word of each bucket. A word is its hash's bucket
-    (of 4M: words that share one are few, and rare), counted with bincount rather than
-    sorted, a slice of documents at a time: at a million records, 122 million words, whose
-    arrays whole (and bincount's 64-bit copy of them) took gigabytes. With ``known`` (an
-    earlier generation's buckets counted, their counts and the documents it counted,
-    numbered as now), only the documents counted or not since are read (an update's: 2.5
-    s fewer at 1M records)."""
-    offsets = words.offsets.astype(np.int64)
-    if known is not None and len(known[2]) <= len(live) and (known[0] < _BUCKETS).all():
-        counted = np.zeros(len(live), dtype=np.bool_)
-        counted[: len(known[2])] = known[2]
-        df = np.zeros(_BUCKETS, dtype=np.int64)
-        df[known[0]] = known[1]
-        for docs, sign in ((counted & ~live, -1), (live & ~counted, 1)):
-            found = _gathered_buckets(words, offsets, np.flatnonzero(docs))
-            df += sign * np.bincount(found, minlength=_BUCKETS)
-        if not (df < 0).any():  # else not this generation's: counted again
-            return df.astype(np.int32)
-    lengths = np.diff(offsets)
-    df = np.zeros(_BUCKETS, dtype=np.int64)
-    for first, last in _word_slices(offsets):
-        buckets = _buckets(words, offsets, first, last)
-        df += np.bincount(
-            buckets[np.repeat(live[first:last], lengths[first:last])], minlength=_BUCKETS
-        )
-    return df.astype(np.int32)
-
-
-def _word_matrix(
-    words: DocWords,
-    live: BoolArray,
-    rows: BoolArray | None = None,
-    df: npt.NDArray[np.int32] | None = None,
-) -> Any:
-    """Documents x words: each document's words weighed by their idf, rows of length 1
-    (words on one live document, on more than a twentieth of them and more than
-    :data:`_COMMON_FLOOR`, or among :mod:`pubsearch.index.commonwords`' weigh nothing);
-    with ``rows``, only those documents' rows hold words (the idf is the live ones');
-    ``df``: :func:`_word_counts`, when already made."""
-    from scipy.sparse import csr_matrix
-
-    offsets = words.offsets.astype(np.int64)
-    lengths = np.diff(offsets)
-    slices = _word_slices(offsets)
-    if df is None:
-        df = _word_counts(words, live, None)
-    total = max(int(live.sum()), 1)
-    idf = np.log(total / np.maximum(df, 1)).astype(np.float32)
-    idf[(df < 2) | (df > max(total / 20, _COMMON_FLOOR))] = 0
-    idf[_common_buckets()] = 0
-    del df
-    # Columns only for the words that weigh something (a few hundred thousand of 4M).
-    weighing = np.flatnonzero(idf)
-    width = max(len(weighing), 1)
-    column = np.full(_BUCKETS, -1, dtype=np.int32)
-    column[weighing] = np.arange(len(weighing), dtype=np.int32)
-    filled = live if rows is None else rows & live
-    datas: list[FloatArray] = []
-    indices: list[npt.NDArray[np.int32]] = []
-    counts = np.zeros(len(lengths), dtype=np.int64)
-    for first, last in slices:
-        chosen = np.flatnonzero(filled[first:last]) + first
-        if not len(chosen):
-            continue
-        if 2 * len(chosen) < last - first:
-            # Few of the slice's documents (an update's): only their words are read.
-            buckets = _gathered_buckets(words, offsets, chosen)
-        else:
-            buckets = _buckets(words, offsets, first, last)
-            buckets = buckets[np.repeat(filled[first:last], lengths[first:last])]
-        cols = column[buckets]
-        weighs = cols >= 0
-        kept = np.bincount(
-            np.repeat(np.arange(len(chosen)), lengths[chosen])[weighs], minlength=len(chosen)
-        )
-        part = _unit_rows(
-            csr_matrix(
-                (idf[buckets[weighs]], cols[weighs], np.concatenate([[0], np.cumsum(kept)])),
-                shape=(len(chosen), width),
-            )
-        )
-        datas.append(part.data)
-        indices.append(part.indices.astype(np.int32, copy=False))
-        counts[chosen] = np.diff(part.indptr)
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    empty = np.zeros(0, dtype=np.float32)
-    return csr_matrix(
-        (
-            np.concatenate(datas) if datas else empty,
-            np.concatenate(indices) if indices else empty.astype(np.int32),
-            indptr,
-        ),
-        shape=(len(lengths), width),
-        copy=False,
-    )
-
-
-# Words read at a time by _word_matrix (documents whole).
-_SLICE_WORDS = 1 << 23
-
-
-def _word_slices(offsets: IntArray) -> list[tuple[int, int]]:
-    """Runs of documents (first, last) of about :data:`_SLICE_WORDS` words each."""
-    ndocs = len(offsets) - 1
-    cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _SLICE_WORDS), "right") - 1
-    bounds = np.unique(np.concatenate([cuts[cuts > 0], [0, ndocs]]))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
-
-
-def _buckets(words: DocWords, offsets: IntArray, first: int, last: int) -> IntArray:
-    """The buckets of the words of documents ``first`` to ``last`` (not included)."""
-    hashes = words.hashes[int(offsets[first]) : int(offsets[last])]
-    result: IntArray = (hashes & (_BUCKETS - 1)).astype(np.intp)
-    return result
-
-
-def _gathered_buckets(words: DocWords, offsets: IntArray, docs: IntArray) -> IntArray:
-    """The buckets of the words of documents ``docs`` (ascending), document by document."""
-    starts = offsets[docs]
-    at = gathered(starts, offsets[docs + 1] - starts)
-    result: IntArray = (words.hashes[at] & (_BUCKETS - 1)).astype(np.intp)
-    return result
-
-
-@functools.cache
-def _common_buckets() -> IntArray:
-    """The buckets of :data:`pubsearch.index.commonwords.WORDS`' hashes."""
-    from pubsearch.index.commonwords import WORDS
-
-    hashes = term_hashes(WORDS)
-    result: IntArray = (hashes[hashes > 0] & (_BUCKETS - 1)).astype(np.int64)
-    return result
-
-
 def _subject_matrix(subjects: MultiValued, ndocs: int, rows: BoolArray | None = None) -> Any:
     """Documents x subjects and their archives (``cs`` of ``cs.LG``, at half weight); with
     ``rows``, only those documents' rows."""
@@ -776,18 +657,4 @@ def _subject_matrix(subjects: MultiValued, ndocs: int, rows: BoolArray | None = 
     cols = np.concatenate([value, archive_of[value] if len(value) else value])
     data = np.concatenate([np.ones(len(value)), np.full(len(value), 0.5)]).astype(np.float32)
     shape = (ndocs, len(labels) + len(archive_ids))
-    return _unit_rows(csr_matrix((data, (at, cols)), shape=shape))
-
-
-def _unit_rows(matrix: Any) -> Any:
-    """``matrix`` (sparse) with each row scaled to length 1 (empty rows left empty)."""
-    from scipy.sparse import csr_matrix
-
-    matrix = csr_matrix(matrix, dtype=np.float32)
-    matrix.sum_duplicates()
-    lengths = np.diff(matrix.indptr)
-    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
-    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    matrix.data *= scale[rows].astype(np.float32)
-    return matrix
+    return unit_rows(csr_matrix((data, (at, cols)), shape=shape))
