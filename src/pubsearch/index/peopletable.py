@@ -30,7 +30,13 @@ import numpy.typing as npt
 
 from pubsearch.core import npzfiles
 from pubsearch.index import people, peoplewords
-from pubsearch.index.facets import FacetTable, check_strings, string_ends, strings_at
+from pubsearch.index.facets import (
+    FacetTable,
+    check_strings,
+    labels_at,
+    string_ends,
+    strings_at,
+)
 from pubsearch.index.schema import VALUE_SEP
 from pubsearch.ingest.records import fold
 
@@ -41,7 +47,6 @@ _SEPARATOR = VALUE_SEP  # what string_ends and check_strings split by
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 IntArray = npt.NDArray[np.int64]
-_SEP_BYTE = ord(_SEPARATOR)
 BoolArray = npt.NDArray[np.bool_]
 
 
@@ -302,29 +307,36 @@ class _PackedIds(Sequence[str]):
         """``count`` ids: those numbered ``at`` are ``old``'s ids ``taken`` (copied as
         bytes, not decoded: an update at a million records keeps millions), those of
         ``new`` its strings."""
-        encoded = {number: text.encode("utf-8") for number, text in new.items()}
+        encoded = [text.encode("utf-8") for text in new.values()]
+        new_numbers = np.fromiter(new, np.int64, len(new))
         old_ends = old.ends
         old_starts = np.where(taken > 0, old_ends[taken - 1] + 1, 0)
         lengths = np.zeros(count, dtype=np.int64)
         lengths[at] = old_ends[taken] - old_starts
-        for number, raw in encoded.items():
-            lengths[number] = len(raw)
-        starts = np.cumsum(lengths + 1) - (lengths + 1)  # each id and a separator
-        ends = starts + lengths
-        packed = np.full(int(ends[-1]) if count else 0, _SEP_BYTE, dtype=np.uint8)
+        lengths[new_numbers] = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        ends = np.cumsum(lengths + 1) - 1  # each id and a separator
         # Kept ids in runs numbered one after another in both (an update numbers its
-        # kept people after the new ones, in their earlier order): each run one copy.
+        # kept people after the new ones, in their earlier order): each run one slice of
+        # the earlier bytes, the runs and new ids joined in order of their first number
+        # (380,066 runs and 423,355 new ids at 1M records: 2.0 s in a loop of copies).
         order = np.argsort(at, kind="stable")
         at, taken, old_starts = at[order], taken[order], old_starts[order]
         breaks = np.flatnonzero((np.diff(at) != 1) | (np.diff(taken) != 1)) + 1
         firsts = np.r_[0, breaks] if len(at) else breaks
         lasts = np.r_[breaks - 1, len(at) - 1] if len(at) else breaks
-        for first, last in zip(firsts.tolist(), lasts.tolist(), strict=True):
-            source = old.packed[int(old_starts[first]) : int(old_ends[taken[last]])]
-            packed[int(starts[at[first]]) : int(ends[at[last]])] = source
-        for number, raw in encoded.items():
-            packed[int(starts[number]) : int(ends[number])] = np.frombuffer(raw, dtype=np.uint8)
-        return cls(packed, count, ends)
+        earlier = old.packed.tobytes()
+        pieces = [
+            earlier[start:end]
+            for start, end in zip(
+                old_starts[firsts].tolist(), old_ends[taken[lasts]].tolist(), strict=True
+            )
+        ]
+        pieces += encoded
+        numbers = np.concatenate([at[firsts], new_numbers])
+        joined = _SEPARATOR.encode().join([pieces[i] for i in np.argsort(numbers).tolist()])
+        if len(joined) != (int(ends[-1]) if count else 0):
+            raise RuntimeError("person ids: kept and new ones do not number every person")
+        return cls(np.frombuffer(joined, dtype=np.uint8), count, ends)
 
     def __iter__(self) -> Iterator[str]:
         if not self._count:
@@ -408,10 +420,12 @@ def _ids(
         in_order = record_ids[order]
         smallest = np.full(count, len(involved), dtype=np.int64)
         np.minimum.at(smallest, person[entries], rank[np.searchsorted(involved, docs[entries])])
-        for number, label in main.items():
-            at = int(smallest[number])
-            record = str(in_order[at]) if at < len(involved) else ""
-            made[number] = person_id(labels[label], record)
+        # Each person's name and record decoded in one go (423,355 people at 1M records).
+        persons = list(main)
+        names = labels_at(labels, list(main.values()))
+        records = np.append(in_order, "")[np.minimum(smallest[persons], len(involved))]
+        for number, name, record in zip(persons, names, records.tolist(), strict=True):
+            made[number] = person_id(name, record)
     for number in np.flatnonzero(need).tolist():
         made.setdefault(number, f"person-{number}")  # (a person of no live entry)
     if isinstance(old_ids, _PackedIds):
