@@ -42,7 +42,14 @@ from pubsearch.core.ranges import gathered
 from pubsearch.index.facets import MultiValued
 from pubsearch.index.peoplewords import DocWords
 from pubsearch.index.rowdots import RowProduct, row_dots, run_dots, run_pairs
-from pubsearch.index.wordmatrix import Columns, KnownCounts, unit_rows, word_counts, word_matrix
+from pubsearch.index.wordmatrix import (
+    Columns,
+    KnownCounts,
+    unit_rows,
+    word_counts,
+    word_matrix,
+    word_rows,
+)
 from pubsearch.ingest.records import fold
 
 IntArray = npt.NDArray[np.int64]
@@ -157,11 +164,9 @@ class Evidence:
 
     def word_rows(self, docs: IntArray) -> Any:
         """:attr:`word_matrix`'s rows of ``docs`` (ascending, distinct; any live document),
-        made for them alone: an update's groups' (its changed names' documents and those
-        of the profiles its joins compare are a fraction of :attr:`rows`, 82 % of the
-        documents at 1M synthetic records)."""
-        from pubsearch.index.wordmatrix import word_rows
-
+        made for them alone when asked: an update's groups' (its changed names' documents,
+        then those of the profiles its joins compare), rather than every document of
+        :attr:`rows` at once (820,662 of 1,000,948 at 1M synthetic records)."""
         return word_rows(self.words, self.live, self.word_columns, docs)
 
     @cached_property
