@@ -693,3 +693,23 @@ def test_ids_assembled_from_kept_bytes_and_new_ones_are_those_ids() -> None:
     expected += ["łukasz-ø-9", "émile-ł-1"]
     assert list(found) == expected and found.many([5, 0]) == [expected[5], expected[0]]
     assert np.array_equal(found.ends, peopletable.string_ends(found.packed, 6))
+
+
+def test_a_person_made_again_of_exactly_an_earlier_persons_entries_is_found() -> None:
+    """peopletable._unchanged: an update makes the people of a changed name again; one of
+    exactly an earlier person's entries keeps that person (and so its id)."""
+    from pubsearch.index import peopletable
+
+    # Earlier: entries 0-6 in people 0, 0, 1, 1, 2, -1 (a removed record's), 2.
+    before = np.asarray([0, 0, 1, 1, 2, -1, 2], dtype=np.int64)
+    # Now (entries 7-8 new): person 5 is earlier person 0 whole; person 6 is earlier
+    # person 1 and a new entry; person 7 is part of earlier person 2 (entry 6 removed);
+    # person 8 is new entries alone.
+    person = np.asarray([5, 5, 6, 6, 7, -1, -1, 6, 8], dtype=np.int64)
+    entries = np.flatnonzero(person >= 0)
+    at, taken = peopletable._unchanged(person, entries, before, 9)
+    assert at.tolist() == [5] and taken.tolist() == [0]
+    # Earlier person 2 whole again (its entry 6 still live):
+    person[6] = 7
+    at, taken = peopletable._unchanged(person, np.flatnonzero(person >= 0), before, 9)
+    assert at.tolist() == [5, 7] and taken.tolist() == [0, 2]
