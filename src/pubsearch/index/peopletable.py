@@ -11,8 +11,9 @@ change it).
 An update splits again only the names whose records changed (new records, or records
 removed), and those only as far as their new records go: a changed name's earlier people
 stay as they were (its new records join them, or make people of their own); the other
-names keep their people and ids; and the joins of the changed names' forms are worked
-out again. A rebuild splits every name afresh.
+names keep their people and ids, as does a changed name's person whose records are the
+same; and the joins of the changed names' forms are worked out again. A rebuild splits
+every name afresh.
 """
 
 from __future__ import annotations
