@@ -358,9 +358,9 @@ class GroupVectors:
         member = csr_matrix(
             (np.ones(len(entries), dtype=np.float32), (group_of, docs)), shape=(groups, ndocs)
         )
-        counts = np.diff(evidence.words.offsets)
+        offsets = evidence.words.offsets  # (these documents' alone: called batch by batch)
         words_count = np.zeros(groups, dtype=np.int64)
-        np.add.at(words_count, group_of, counts[docs])
+        np.add.at(words_count, group_of, offsets[docs + 1] - offsets[docs])
         own_forms = np.full(groups, -1, dtype=np.int64)
         own_forms[group_of] = evidence.forms[authors.value_ids.astype(np.int64)[entries]]
         if evidence.changed is None:

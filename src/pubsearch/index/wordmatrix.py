@@ -126,15 +126,16 @@ def word_rows(words: DocWords, live: BoolArray, columns: Columns, docs: IntArray
     their own (a document not ``live``: an empty row)."""
     from scipy.sparse import csr_matrix, vstack
 
-    offsets = words.offsets.astype(np.int64)
-    lengths = np.diff(offsets)[docs] * live[docs]
+    # (Only the asked documents' offsets are read: an update asks batch by batch.)
+    offsets = words.offsets
+    lengths = (offsets[docs + 1] - offsets[docs]).astype(np.int64) * live[docs]
     parts = []
     # Documents of about _SLICE_WORDS words at a time.
     cuts = np.searchsorted(np.cumsum(lengths), np.arange(1, 1 + lengths.sum() // _SLICE_WORDS))
     for chosen in np.split(docs, cuts):
         mine = chosen[live[chosen]]
         buckets = _gathered_buckets(words, offsets, mine)
-        part = _rows(buckets, np.diff(offsets)[mine], columns)
+        part = _rows(buckets, (offsets[mine + 1] - offsets[mine]).astype(np.int64), columns)
         at = np.searchsorted(chosen, mine)
         counts = np.zeros(len(chosen), dtype=np.int64)
         counts[at] = np.diff(part.indptr)
@@ -192,7 +193,7 @@ def _buckets(words: DocWords, offsets: IntArray, first: int, last: int) -> IntAr
 
 def _gathered_buckets(words: DocWords, offsets: IntArray, docs: IntArray) -> IntArray:
     """The buckets of the words of documents ``docs`` (ascending), document by document."""
-    starts = offsets[docs]
+    starts = offsets[docs].astype(np.int64)
     at = gathered(starts, offsets[docs + 1] - starts)
     result: IntArray = (words.hashes[at] & (BUCKETS - 1)).astype(np.intp)
     return result
